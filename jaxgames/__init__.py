@@ -1,0 +1,17 @@
+"""jaxgames: board games as pure, jittable JAX functions, and the learners that play them."""
+
+from jaxgames import games as _games  # noqa: F401  (registers the games)
+from jaxgames.core import Game, State, checked_step, legal_actions
+from jaxgames.registry import available_games, make
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Game",
+    "State",
+    "__version__",
+    "available_games",
+    "checked_step",
+    "legal_actions",
+    "make",
+]

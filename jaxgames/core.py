@@ -1,0 +1,235 @@
+"""The Game record, the State every game returns, and the step semantics all games share.
+
+A game is a frozen record of pure, unbatched functions plus static integers. Callers batch with
+`jax.vmap`. Every game builds its `step` from a small rule function through `make_step`, so the
+behaviour on terminal states and illegal actions is the same everywhere:
+
+* a step on a terminated state is a no-op that reports zero rewards;
+* an illegal action (not in `legal_action_mask`, or out of range) ends the game at once with the
+  mover losing (`forfeit_rewards`); the board is left as it was.
+
+`checked_step` is the eager, human-facing variant that raises a `ValueError` instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+Array = jax.Array
+PRNGKey = jax.Array
+
+
+@struct.dataclass
+class State:
+    """One unbatched game state (batch it with `jax.vmap`; then every field gains a leading B).
+
+    Attributes:
+        board: the board, int8 (int32 where values need it); shape is `Game.board_shape`.
+            0 is empty and `p + 1` is player p's stone (Nim: heap sizes).
+        current_player: int32 scalar, the player to move (after the game ends: the player who
+            would have moved next).
+        legal_action_mask: bool[num_actions]; all False once the game has ended.
+        rewards: float32[num_players], the rewards earned by the last step (zero until the end
+            in every game here).
+        terminated: bool scalar.
+        step_count: int32 scalar, moves played so far.
+        extras: game-specific arrays (a dict pytree; empty for most games).
+    """
+
+    board: Array
+    current_player: Array
+    legal_action_mask: Array
+    rewards: Array
+    terminated: Array
+    step_count: Array
+    extras: dict[str, Array] = struct.field(default_factory=dict)
+
+
+@dataclasses.dataclass(frozen=True)
+class Game:
+    """A game: static sizes plus pure, unbatched, jittable functions.
+
+    Frozen and hashable (functions hash by identity; `jaxgames.make` caches one record per
+    option set), so it can be passed to `jax.jit` as a static argument.
+
+    Attributes:
+        name: registry name, e.g. "connect_four".
+        num_players: number of players; player 0 moves first.
+        num_actions: size of the action space.
+        board_shape: shape of `State.board`.
+        options: the resolved options as sorted `(name, value)` pairs.
+        init: `init(key) -> State`.
+        step: `step(state, action, key) -> State`; `key` is unused by deterministic games.
+        observe: `observe(state, player) -> Array`, planes from `player`'s point of view.
+        afterstate: `afterstate(state, action) -> State`, the deterministic part of a move.
+        chance: `chance(afterstate, key) -> State`, the random part (identity if deterministic).
+        render: host-side `render(state) -> str`, an ASCII picture of an unbatched state.
+        action_names: a readable name for every action (e.g. column numbers), for humans.
+        stochastic: whether `chance` is random.
+        spec: game-specific static data for the approximators (cell encoders, symmetries,
+            neighbourhoods), built by the game module; see `jaxgames.approximators`.
+    """
+
+    name: str
+    num_players: int
+    num_actions: int
+    board_shape: tuple[int, ...]
+    options: tuple[tuple[str, Any], ...]
+    init: Callable[[PRNGKey], State]
+    step: Callable[[State, Array, PRNGKey], State]
+    observe: Callable[[State, Array], Array]
+    afterstate: Callable[[State, Array], State]
+    chance: Callable[[State, PRNGKey], State]
+    render: Callable[[State], str]
+    action_names: tuple[str, ...]
+    stochastic: bool = False
+    spec: Any = None
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v}" for k, v in self.options)
+        return f"Game({self.name}{', ' if opts else ''}{opts})"
+
+
+def where_tree(pred: Array, on_true: Any, on_false: Any) -> Any:
+    """`jnp.where` over two pytrees of the same structure with a scalar (unbatched) predicate."""
+    return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
+
+
+def make_step(
+    apply: Callable[[State, Array], State],
+    forfeit_rewards: Callable[[Array], Array],
+) -> Callable[[State, Array], State]:
+    """Wraps a game's move rule with the shared terminal and illegal-action semantics.
+
+    Args:
+        apply: `apply(state, action) -> State`, the rule for a legal action on a live state.
+            It is also evaluated (and its result discarded) for illegal actions, so it must not
+            fail on them; JAX clamps gathers and drops out-of-range scatters, which suffices.
+        forfeit_rewards: `forfeit_rewards(mover) -> float32[num_players]`, the rewards when
+            `mover` plays an illegal action and thereby loses.
+
+    Returns:
+        `afterstate(state, action) -> State`, unbatched and jittable.
+    """
+
+    def afterstate(state: State, action: Array) -> State:
+        action = jnp.asarray(action, jnp.int32)
+        num_actions = state.legal_action_mask.shape[-1]
+        in_range = (action >= 0) & (action < num_actions)
+        legal = in_range & state.legal_action_mask[jnp.clip(action, 0, num_actions - 1)]
+        moved = apply(state, action)
+        num_players = state.rewards.shape[-1]
+        forfeit = state.replace(
+            current_player=(state.current_player + 1) % num_players,
+            legal_action_mask=jnp.zeros_like(state.legal_action_mask),
+            rewards=forfeit_rewards(state.current_player),
+            terminated=jnp.bool_(True),
+            step_count=state.step_count + 1,
+        )
+        after = where_tree(legal, moved, forfeit)
+        absorbed = state.replace(rewards=jnp.zeros_like(state.rewards))
+        return where_tree(state.terminated, absorbed, after)
+
+    return afterstate
+
+
+def two_player_forfeit(mover: Array) -> Array:
+    """Rewards of a two-player zero-sum game lost by `mover`: -1 for it, +1 for the other."""
+    return jnp.where(jnp.arange(2) == mover, -1.0, 1.0).astype(jnp.float32)
+
+
+def deterministic_step(afterstate: Callable[[State, Array], State]) -> Callable:
+    """`step(state, action, key)` for a game without chance: the key is ignored."""
+
+    def step(state: State, action: Array, key: PRNGKey | None = None) -> State:
+        del key
+        return afterstate(state, action)
+
+    return step
+
+
+def no_chance(state: State, key: PRNGKey | None = None) -> State:
+    """The chance function of a deterministic game: the identity."""
+    del key
+    return state
+
+
+def legal_actions(state: State) -> list[int]:
+    """The legal actions of an unbatched, concrete state, as Python ints (host-side)."""
+    return [int(a) for a in np.flatnonzero(np.asarray(state.legal_action_mask))]
+
+
+def checked_step(game: Game, state: State, action: int, key: PRNGKey | None = None) -> State:
+    """`game.step` for humans and scripts: raises instead of forfeiting.
+
+    Args:
+        game: the game.
+        state: an unbatched, concrete state.
+        action: the action to play.
+        key: needed only by stochastic games.
+
+    Raises:
+        ValueError: the state is batched or terminated, the action is not an integer, or it is
+            not legal here (the message names the action and the legal ones).
+    """
+    if np.ndim(state.terminated) != 0:
+        raise ValueError(
+            f"checked_step takes one unbatched state, got a batch of shape "
+            f"{np.shape(state.terminated)}; index one state first"
+        )
+    if bool(state.terminated):
+        raise ValueError(f"the {game.name} game is over; no action is legal (got {action!r})")
+    if isinstance(action, bool) or not isinstance(action, int | np.integer):
+        raise ValueError(f"action must be an integer, got {action!r} of type {type(action)}")
+    legal = legal_actions(state)
+    if int(action) not in legal:
+        names = ", ".join(f"{a} ({game.action_names[a]})" for a in legal)
+        raise ValueError(
+            f"action {action} is not legal in this {game.name} position; legal actions: [{names}]"
+        )
+    if game.stochastic and key is None:
+        raise ValueError(f"{game.name} is stochastic: checked_step needs a key")
+    return game.step(state, jnp.int32(action), key)
+
+
+def sample_legal(key: PRNGKey, mask: Array) -> Array:
+    """A uniformly random True index of `mask` along its last axis (any batch shape).
+
+    Draws one 32-bit word per row and picks the k-th True entry, k = word mod count, which is
+    much cheaper on CPU than a float draw per action. Rows without a True entry give 0.
+
+    Args:
+        key: a PRNG key.
+        mask: bool[..., A].
+
+    Returns:
+        int32[...].
+    """
+    count = jnp.sum(mask, axis=-1, dtype=jnp.int32)
+    word = jax.random.bits(key, mask.shape[:-1], jnp.uint32)
+    k = (word % jnp.maximum(count, 1).astype(jnp.uint32)).astype(jnp.int32)
+    rank = jnp.cumsum(mask, axis=-1, dtype=jnp.int32) - 1
+    return jnp.argmax(mask & (rank == k[..., None]), axis=-1).astype(jnp.int32)
+
+
+def argmax_random(key: PRNGKey, values: Array, mask: Array) -> Array:
+    """Argmax of `values` over the True entries of `mask`, ties broken uniformly at random.
+
+    Args:
+        key: a PRNG key.
+        values: float[..., A].
+        mask: bool[..., A]; rows must have at least one True entry.
+
+    Returns:
+        int32[...].
+    """
+    masked = jnp.where(mask, values, -jnp.inf)
+    best = masked >= jnp.max(masked, axis=-1, keepdims=True)
+    return sample_legal(key, mask & best)

@@ -1,0 +1,45 @@
+"""The games, one module each, registered with `jaxgames.make` here."""
+
+from jaxgames.games.connect_four import make_connect_four
+from jaxgames.games.nim import make_nim
+from jaxgames.games.nim3p import make_nim3p
+from jaxgames.games.tictactoe import make_tictactoe
+from jaxgames.registry import Option, register
+
+
+def _check_connect_four(opts: dict[str, int]) -> str | None:
+    if opts["connect"] > max(opts["rows"], opts["cols"]):
+        return f"connect={opts['connect']} cannot fit on a {opts['rows']}x{opts['cols']} board"
+    return None
+
+
+register("tictactoe", make_tictactoe)
+register(
+    "connect_four",
+    make_connect_four,
+    {
+        "rows": Option(6, 2, 16, "board rows"),
+        "cols": Option(7, 2, 16, "board columns"),
+        "connect": Option(4, 2, 16, "stones in a row to win"),
+    },
+    _check_connect_four,
+)
+register(
+    "nim",
+    make_nim,
+    {
+        "heaps": Option(3, 1, 16, "number of heaps"),
+        "size": Option(5, 1, 100, "items per heap at the start"),
+        "max_take": Option(5, 1, 100, "most items one move may take"),
+    },
+)
+register(
+    "nim3p",
+    make_nim3p,
+    {
+        "heaps": Option(3, 1, 16, "number of heaps"),
+        "size": Option(5, 1, 100, "items per heap at the start"),
+    },
+)
+
+__all__ = ["make_connect_four", "make_nim", "make_nim3p", "make_tictactoe"]

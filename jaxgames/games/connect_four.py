@@ -1,0 +1,94 @@
+"""Connect Four on any board: `connect_four` (rows=6, cols=7, connect=4).
+
+Rules: two players drop stones into columns; a stone falls to the lowest empty cell. Whoever
+first has `connect` stones in a row (horizontally, vertically or diagonally) wins (+1, the other
+-1). A full board without such a row is a draw (0, 0). The action is the column, 0..cols-1; a
+full column is illegal. 6 rows x 8 columns is the "FIAR" variant of seed 000.
+
+Cells (6x7 shown), flat index = row * cols + col, row 0 at the bottom::
+
+    row 5 | 35 36 37 38 39 40 41
+    row 4 | 28 29 30 31 32 33 34
+    row 3 | 21 22 23 24 25 26 27
+    row 2 | 14 15 16 17 18 19 20
+    row 1 |  7  8  9 10 11 12 13
+    row 0 |  0  1  2  3  4  5  6
+            c0 c1 c2 c3 c4 c5 c6
+
+`board` is int8[rows, cols]: 0 empty, 1 first player, 2 second player.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames import core
+from jaxgames.games import lines
+
+Array = jax.Array
+
+
+@functools.cache
+def make_connect_four(rows: int = 6, cols: int = 7, connect: int = 4) -> core.Game:
+    """Builds the Connect Four game for a board of `rows` x `cols` and `connect` in a row."""
+    num_cells = rows * cols
+    table = lines.line_table(rows, cols, connect)
+    cell_ids = np.arange(num_cells, dtype=np.int32)
+
+    def init(key: core.PRNGKey | None = None) -> core.State:
+        del key
+        return core.State(
+            board=jnp.zeros((rows, cols), jnp.int8),
+            current_player=jnp.int32(0),
+            legal_action_mask=jnp.ones(cols, jnp.bool_),
+            rewards=jnp.zeros(2, jnp.float32),
+            terminated=jnp.bool_(False),
+            step_count=jnp.int32(0),
+        )
+
+    def apply(state: core.State, action: Array) -> core.State:
+        player = state.current_player
+        stone = (player + 1).astype(jnp.int8)
+        flat = state.board.reshape(num_cells)
+        height = jnp.sum(state.board[:, jnp.clip(action, 0, cols - 1)] != 0).astype(jnp.int32)
+        cell = height * cols + action
+        flat = jnp.where(cell_ids == cell, stone, flat)
+        won = lines.wins_through(flat, cell, stone, table)
+        terminated = won | (state.step_count + 1 >= num_cells)
+        rewards = jnp.where(won, jnp.where(jnp.arange(2) == player, 1.0, -1.0), 0.0)
+        return state.replace(
+            board=flat.reshape(rows, cols),
+            current_player=1 - player,
+            legal_action_mask=(flat[num_cells - cols :] == 0) & ~terminated,
+            rewards=rewards.astype(jnp.float32),
+            terminated=terminated,
+            step_count=state.step_count + 1,
+        )
+
+    afterstate = core.make_step(apply, core.two_player_forfeit)
+
+    def observe(state: core.State, player: Array) -> Array:
+        """bool[rows, cols, 2]: `player`'s stones, then the opponent's."""
+        return lines.stone_planes(state.board, player, 2)
+
+    def render(state: core.State) -> str:
+        return lines.render_grid(np.asarray(state.board), flip=True)
+
+    return core.Game(
+        name="connect_four",
+        num_players=2,
+        num_actions=cols,
+        board_shape=(rows, cols),
+        options=(("cols", cols), ("connect", connect), ("rows", rows)),
+        init=init,
+        step=core.deterministic_step(afterstate),
+        observe=observe,
+        afterstate=afterstate,
+        chance=core.no_chance,
+        render=render,
+        action_names=tuple(f"column {c}" for c in range(cols)),
+    )

@@ -1,0 +1,126 @@
+"""Nim: `nim` (heaps=3, size=5, max_take=5).
+
+Rules: `heaps` heaps start with `size` items each. Two players alternately remove 1..max_take
+items from one heap. Whoever takes the last item wins (+1, the other -1); there are no draws.
+
+Action = heap * max_take + (take - 1)::
+
+    heap 0: actions 0 .. max_take-1            (take 1 .. max_take)
+    heap 1: actions max_take .. 2*max_take-1
+    ...
+
+Taking more than the heap holds is illegal. `board` is int8[heaps], the heap sizes.
+The heap-move machinery here is shared with `nim3p`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames import core
+
+Array = jax.Array
+
+
+def heap_moves(heaps: int, max_take: int) -> tuple[np.ndarray, np.ndarray]:
+    """int32[heaps * max_take] heap index and take count of every action."""
+    actions = np.arange(heaps * max_take)
+    return (actions // max_take).astype(np.int32), (actions % max_take + 1).astype(np.int32)
+
+
+def make_heap_game(
+    name: str,
+    num_players: int,
+    heaps: int,
+    size: int,
+    max_take: int,
+    final_rewards: Callable[[Array], Array],
+    forfeit_rewards: Callable[[Array], Array],
+    options: tuple[tuple[str, int], ...],
+) -> core.Game:
+    """A take-from-one-heap game that ends when every heap is empty.
+
+    Args:
+        final_rewards: `final_rewards(taker) -> float32[num_players]`, the rewards when `taker`
+            empties the last heap.
+        forfeit_rewards: `forfeit_rewards(mover) -> float32[num_players]`, the rewards when
+            `mover` plays an illegal move and so loses.
+    """
+    heap_of, take_of = heap_moves(heaps, max_take)
+
+    def mask_of(board: Array) -> Array:
+        return board.astype(jnp.int32)[heap_of] >= take_of
+
+    def init(key: core.PRNGKey | None = None) -> core.State:
+        del key
+        board = jnp.full((heaps,), size, jnp.int8)
+        return core.State(
+            board=board,
+            current_player=jnp.int32(0),
+            legal_action_mask=mask_of(board),
+            rewards=jnp.zeros(num_players, jnp.float32),
+            terminated=jnp.bool_(False),
+            step_count=jnp.int32(0),
+        )
+
+    def apply(state: core.State, action: Array) -> core.State:
+        mover = state.current_player
+        heap, take = jnp.asarray(heap_of)[action], jnp.asarray(take_of)[action]
+        board = state.board - jnp.where(jnp.arange(heaps) == heap, take, 0).astype(jnp.int8)
+        terminated = jnp.all(board == 0)
+        return state.replace(
+            board=board,
+            current_player=(mover + 1) % num_players,
+            legal_action_mask=mask_of(board),
+            rewards=jnp.where(terminated, final_rewards(mover), 0.0).astype(jnp.float32),
+            terminated=terminated,
+            step_count=state.step_count + 1,
+        )
+
+    afterstate = core.make_step(apply, forfeit_rewards)
+
+    def observe(state: core.State, player: Array) -> Array:
+        """bool[heaps, size + 1]: one-hot heap sizes (the same for every player)."""
+        del player
+        return state.board[:, None] == jnp.arange(size + 1, dtype=jnp.int8)
+
+    def render(state: core.State) -> str:
+        board = np.asarray(state.board)
+        return "\n".join(
+            f"heap {h}: {'|' * int(n):<{size}} ({int(n)})" for h, n in enumerate(board)
+        )
+
+    return core.Game(
+        name=name,
+        num_players=num_players,
+        num_actions=heaps * max_take,
+        board_shape=(heaps,),
+        options=options,
+        init=init,
+        step=core.deterministic_step(afterstate),
+        observe=observe,
+        afterstate=afterstate,
+        chance=core.no_chance,
+        render=render,
+        action_names=tuple(
+            f"take {t} from heap {h}" for h, t in zip(heap_of, take_of, strict=True)
+        ),
+    )
+
+
+@functools.cache
+def make_nim(heaps: int = 3, size: int = 5, max_take: int = 5) -> core.Game:
+    """Builds two-player Nim: whoever takes the last item wins."""
+
+    def final_rewards(taker: Array) -> Array:
+        return jnp.where(jnp.arange(2) == taker, 1.0, -1.0).astype(jnp.float32)
+
+    options = (("heaps", heaps), ("max_take", max_take), ("size", size))
+    return make_heap_game(
+        "nim", 2, heaps, size, max_take, final_rewards, core.two_player_forfeit, options
+    )

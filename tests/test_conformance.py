@@ -1,0 +1,224 @@
+"""The conformance suite every registered game passes: API, dtypes, jit/vmap, absorbing ends."""
+
+from __future__ import annotations
+
+import functools
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jaxgames
+from jaxgames import core
+from tests.helpers import GAME_VARIANTS, max_game_length, random_games, variant_id
+
+VARIANTS = pytest.mark.parametrize("variant", GAME_VARIANTS, ids=variant_id)
+
+
+def make(variant) -> jaxgames.Game:
+    name, options = variant
+    return jaxgames.make(name, **options)
+
+
+def assert_state_types(game: jaxgames.Game, state: core.State, batch: tuple[int, ...] = ()):
+    board_dtype = jnp.int8
+    chex.assert_shape(state.board, (*batch, *game.board_shape))
+    chex.assert_type(state.board, board_dtype)
+    chex.assert_shape(state.current_player, batch)
+    chex.assert_type(state.current_player, jnp.int32)
+    chex.assert_shape(state.legal_action_mask, (*batch, game.num_actions))
+    chex.assert_type(state.legal_action_mask, jnp.bool_)
+    chex.assert_shape(state.rewards, (*batch, game.num_players))
+    chex.assert_type(state.rewards, jnp.float32)
+    chex.assert_shape(state.terminated, batch)
+    chex.assert_type(state.terminated, jnp.bool_)
+    chex.assert_shape(state.step_count, batch)
+    chex.assert_type(state.step_count, jnp.int32)
+
+
+@VARIANTS
+def test_init_follows_the_conventions(variant):
+    game = make(variant)
+    state = game.init(jax.random.key(0))
+    assert_state_types(game, state)
+    assert int(state.current_player) == 0
+    assert not bool(state.terminated)
+    assert int(state.step_count) == 0
+    assert bool(jnp.any(state.legal_action_mask))
+    np.testing.assert_array_equal(state.rewards, 0.0)
+    assert len(game.action_names) == game.num_actions
+    assert isinstance(game.render(state), str)
+
+
+@VARIANTS
+def test_random_play_unbatched_equals_jit_vmap(variant):
+    """One game played move by move eagerly equals the same game inside jit(vmap(scan))."""
+    game = make(variant)
+    length = max_game_length(game) + 1
+    actions, states = random_games(game, 3, length, jax.random.key(1))
+    for g in range(3):
+        state = game.init(jax.random.key(0))
+        for t in range(length):
+            state = game.step(state, actions[g, t], jax.random.key(t))
+            expected = jax.tree.map(lambda x, g=g, t=t: x[g, t], states)
+            chex.assert_trees_all_equal(state, expected)
+        assert bool(state.terminated), "a random game did not end within the length bound"
+
+
+@VARIANTS
+def test_batched_step_equals_stacked_unbatched(variant):
+    game = make(variant)
+    _, states = random_games(game, 8, max_game_length(game), jax.random.key(2))
+    mid = jax.tree.map(lambda x: x[:, 2], states)  # 8 positions after two moves
+    actions = core.sample_legal(jax.random.key(3), mid.legal_action_mask)
+    keys = jax.random.split(jax.random.key(4), 8)
+    batched = jax.jit(jax.vmap(game.step))(mid, actions, keys)
+    assert_state_types(game, batched, (8,))
+    for i in range(8):
+        one = jax.tree.map(lambda x, i=i: x[i], mid)
+        chex.assert_trees_all_equal(
+            game.step(one, actions[i], keys[i]), jax.tree.map(lambda x, i=i: x[i], batched)
+        )
+
+
+@VARIANTS
+def test_every_state_of_random_games_is_well_formed(variant):
+    game = make(variant)
+    _, states = random_games(game, 64, max_game_length(game) + 2, jax.random.key(5), 0.05)
+    assert_state_types(game, states, states.terminated.shape)
+    rewards = np.asarray(states.rewards)
+    assert np.all(np.isfinite(rewards))
+    done = np.asarray(states.terminated)
+    assert not np.any(np.asarray(states.legal_action_mask)[done]), "terminal states have moves"
+    assert np.all(np.any(np.asarray(states.legal_action_mask)[~done], axis=-1))
+    assert np.all(done[:, -1]), "games must end within the length bound"
+    # Rewards arrive only on the move that ends the game.
+    ended_now = done & ~np.concatenate([np.zeros_like(done[:, :1]), done[:, :-1]], axis=1)
+    assert np.all(rewards[~ended_now] == 0.0)
+
+
+@VARIANTS
+def test_terminal_states_absorb(variant):
+    game = make(variant)
+    _, states = random_games(game, 16, max_game_length(game), jax.random.key(6))
+    final = jax.tree.map(lambda x: x[:, -1], states)
+    assert bool(jnp.all(final.terminated))
+    for action in (0, game.num_actions - 1, -3, game.num_actions + 5):
+        after = jax.vmap(game.step, in_axes=(0, None, None))(final, action, jax.random.key(0))
+        chex.assert_trees_all_equal(after, final.replace(rewards=jnp.zeros_like(final.rewards)))
+
+
+@VARIANTS
+def test_observe_gives_finite_planes_for_every_player(variant):
+    game = make(variant)
+    _, states = random_games(game, 4, 4, jax.random.key(8))
+    state = jax.tree.map(lambda x: x[0, 3], states)
+    shapes = set()
+    for player in range(game.num_players):
+        planes = jax.jit(game.observe)(state, jnp.int32(player))
+        assert np.all(np.isfinite(np.asarray(planes, np.float32)))
+        shapes.add(planes.shape)
+    assert len(shapes) == 1
+    batched = jax.vmap(game.observe)(
+        jax.tree.map(lambda x: x[:, 0], states), jnp.zeros(4, jnp.int32)
+    )
+    assert batched.shape == (4, *shapes.pop())
+
+
+@VARIANTS
+def test_afterstate_and_chance_split_the_step(variant):
+    game = make(variant)
+    _, states = random_games(game, 8, 3, jax.random.key(9))
+    state = jax.tree.map(lambda x: x[:, 1], states)
+    actions = core.sample_legal(jax.random.key(10), state.legal_action_mask)
+    keys = jax.random.split(jax.random.key(11), 8)
+    stepped = jax.vmap(game.step)(state, actions, keys)
+    split = jax.vmap(game.chance)(jax.vmap(game.afterstate)(state, actions), keys)
+    chex.assert_trees_all_equal(stepped, split)
+
+
+@VARIANTS
+def test_nothing_retraces(variant):
+    game = make(variant)
+    chex.clear_trace_counter()
+
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def step(state, action, key):
+        return game.step(state, action, key)
+
+    _, states = random_games(game, 2, max_game_length(game), jax.random.key(12))
+    for t in range(min(6, max_game_length(game))):
+        state = jax.tree.map(lambda x, t=t: x[0, t], states)
+        step(state, jnp.int32(t % game.num_actions), jax.random.key(t))
+    chex.clear_trace_counter()
+
+
+@VARIANTS
+def test_make_is_cached_and_game_is_hashable(variant):
+    name, options = variant
+    game = jaxgames.make(name, **options)
+    assert jaxgames.make(name, **options) is game
+    assert hash(game) == hash(jaxgames.make(name, **options))
+    assert game.name == name
+
+
+@functools.cache
+def _jit_step(game):
+    return jax.jit(game.step)
+
+
+@VARIANTS
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1), depth=st.integers(0, 40), action=st.integers(-2, 100))
+def test_mask_agrees_with_what_step_accepts(variant, seed, depth, action):
+    """A legal action changes the board and keeps the game going or ends it with a result; an
+    action outside the mask forfeits: board unchanged, game over, the mover scored as loser."""
+    game = make(variant)
+    length = max_game_length(game)
+    _, states = random_games(game, 1, length, jax.random.key(seed))
+    t = min(depth, length - 1)
+    state = jax.tree.map(lambda x: x[0, t], states)
+    if bool(state.terminated):
+        return
+    action = action % (game.num_actions + 2) - 1  # covers -1 and num_actions
+    nxt = _jit_step(game)(state, jnp.int32(action), jax.random.key(seed))
+    legal = 0 <= action < game.num_actions and bool(state.legal_action_mask[action])
+    board_changed = not np.array_equal(nxt.board, state.board)
+    assert board_changed == legal
+    assert int(nxt.step_count) == int(state.step_count) + 1
+    if not legal:
+        assert bool(nxt.terminated)
+        mover = int(state.current_player)
+        assert float(nxt.rewards[mover]) == float(jnp.min(nxt.rewards))
+        assert float(nxt.rewards[mover]) < float(jnp.max(nxt.rewards))
+
+
+@VARIANTS
+def test_stones_and_items_are_conserved(variant):
+    """Placement games: stones on the board == moves; heap games: items removed == taken."""
+    game = make(variant)
+    actions, states = random_games(game, 32, max_game_length(game), jax.random.key(13))
+    boards = np.asarray(states.board).astype(np.int64)
+    steps = np.asarray(states.step_count)
+    if game.name in ("nim", "nim3p"):
+        opts = dict(game.options)
+        max_take = opts.get("max_take", opts["size"])
+        done_before = np.concatenate(
+            [np.zeros_like(steps[:, :1], bool), np.asarray(states.terminated)[:, :-1]], axis=1
+        )
+        taken = np.cumsum(np.where(done_before, 0, np.asarray(actions) % max_take + 1), axis=1)
+        remaining = opts["heaps"] * opts["size"] - taken
+        np.testing.assert_array_equal(boards.sum(axis=-1), remaining)
+    else:
+        stones = (boards != 0).reshape(*boards.shape[:2], -1).sum(-1)
+        np.testing.assert_array_equal(stones, steps)
+        for p in range(game.num_players):
+            own = (boards == p + 1).reshape(*boards.shape[:2], -1).sum(-1)
+            np.testing.assert_array_equal(
+                own, (steps + game.num_players - 1 - p) // game.num_players
+            )
