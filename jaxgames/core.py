@@ -52,6 +52,36 @@ class State:
     extras: dict[str, Array] = struct.field(default_factory=dict)
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class BoardSpec:
+    """What value-function approximators need to know about a game's board (static).
+
+    Hashes by identity (it holds NumPy tables); each game factory builds one per option set.
+
+    Attributes:
+        num_cells: number of board cells an n-tuple can read.
+        num_cell_states: P, the number of states a cell can be in.
+        encode: `encode(state) -> int32[num_cells]`, each cell's state in 0..P-1 (unbatched).
+        symmetries: int32[S, num_cells]; symmetric board s holds at cell i what the board
+            holds at cell `symmetries[s, i]`. Row 0 is the identity.
+        action_symmetries: int32[S, num_actions]; action a on the board is action
+            `action_symmetries[s, a]` on symmetric board s.
+        neighbours: int32[num_cells, K], adjacent cells for random-walk tuples (-1 = none).
+        changes: optional `changes(state, encoded) -> (cells int32[A, C], new int32[A, C])`:
+            the at most C cells that each action changes and their new states (unchanged
+            padding: cell `num_cells`). Lets learners value all afterstates incrementally;
+            games where a move changes many cells leave it None.
+    """
+
+    num_cells: int
+    num_cell_states: int
+    encode: Callable[[State], Array]
+    symmetries: np.ndarray
+    action_symmetries: np.ndarray
+    neighbours: np.ndarray
+    changes: Callable[[State, Array], tuple[Array, Array]] | None = None
+
+
 @dataclasses.dataclass(frozen=True)
 class Game:
     """A game: static sizes plus pure, unbatched, jittable functions.
@@ -73,8 +103,7 @@ class Game:
         render: host-side `render(state) -> str`, an ASCII picture of an unbatched state.
         action_names: a readable name for every action (e.g. column numbers), for humans.
         stochastic: whether `chance` is random.
-        spec: game-specific static data for the approximators (cell encoders, symmetries,
-            neighbourhoods), built by the game module; see `jaxgames.approximators`.
+        board_spec: the cell encoding, symmetries and neighbourhoods approximators use.
     """
 
     name: str
@@ -90,7 +119,7 @@ class Game:
     render: Callable[[State], str]
     action_names: tuple[str, ...]
     stochastic: bool = False
-    spec: Any = None
+    board_spec: BoardSpec | None = None
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v}" for k, v in self.options)

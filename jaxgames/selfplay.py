@@ -11,6 +11,7 @@ a leading axis B. Learners, the arena and the benchmarks all drive games through
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import NamedTuple
@@ -22,6 +23,34 @@ from jaxgames.core import Game, PRNGKey, State
 
 Array = jax.Array
 Policy = Callable[[State, PRNGKey], Array]
+
+
+class ParamPolicy(NamedTuple):
+    """A policy with its parameters kept apart, so jitted callers compile once per `fn`.
+
+    Attributes:
+        fn: `fn(params, states, key) -> int32[B]`, static (hashable, stable across calls).
+        params: a pytree passed to `fn` as a traced argument (None for fixed policies).
+    """
+
+    fn: Callable
+    params: object = None
+
+
+@dataclasses.dataclass(frozen=True)
+class _Fixed:
+    """A plain policy as a ParamPolicy function (equal for the same policy object)."""
+
+    policy: Policy
+
+    def __call__(self, params, states: State, key: PRNGKey) -> Array:
+        del params
+        return self.policy(states, key)
+
+
+def as_param_policy(policy: Policy | ParamPolicy) -> ParamPolicy:
+    """Wraps a plain batched policy; ParamPolicies pass through."""
+    return policy if isinstance(policy, ParamPolicy) else ParamPolicy(_Fixed(policy), None)
 
 
 class Transition(NamedTuple):

@@ -16,6 +16,10 @@ Cells (6x7 shown), flat index = row * cols + col, row 0 at the bottom::
             c0 c1 c2 c3 c4 c5 c6
 
 `board` is int8[rows, cols]: 0 empty, 1 first player, 2 second player.
+
+For n-tuples a cell has P = 4 states (as in GBG): 0 empty and not yet playable, 1 first
+player, 2 second player, 3 empty and playable (bottom row, or a stone directly below). A move
+changes at most two cells: the new stone, and the cell above it becoming playable.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import core
-from jaxgames.games import lines
+from jaxgames.games import grid
 
 Array = jax.Array
 
@@ -36,7 +40,7 @@ Array = jax.Array
 def make_connect_four(rows: int = 6, cols: int = 7, connect: int = 4) -> core.Game:
     """Builds the Connect Four game for a board of `rows` x `cols` and `connect` in a row."""
     num_cells = rows * cols
-    table = lines.line_table(rows, cols, connect)
+    table = grid.line_table(rows, cols, connect)
     cell_ids = np.arange(num_cells, dtype=np.int32)
 
     def init(key: core.PRNGKey | None = None) -> core.State:
@@ -57,7 +61,7 @@ def make_connect_four(rows: int = 6, cols: int = 7, connect: int = 4) -> core.Ga
         height = jnp.sum(state.board[:, jnp.clip(action, 0, cols - 1)] != 0).astype(jnp.int32)
         cell = height * cols + action
         flat = jnp.where(cell_ids == cell, stone, flat)
-        won = lines.wins_through(flat, cell, stone, table)
+        won = grid.wins_through(flat, cell, stone, table)
         terminated = won | (state.step_count + 1 >= num_cells)
         rewards = jnp.where(won, jnp.where(jnp.arange(2) == player, 1.0, -1.0), 0.0)
         return state.replace(
@@ -71,13 +75,38 @@ def make_connect_four(rows: int = 6, cols: int = 7, connect: int = 4) -> core.Ga
 
     afterstate = core.make_step(apply, core.two_player_forfeit)
 
+    def encode(state: core.State) -> Array:
+        board = state.board
+        supported = jnp.concatenate([jnp.ones((1, cols), bool), board[:-1] != 0], axis=0)
+        cells = jnp.where(board != 0, board, jnp.where(supported, 3, 0))
+        return cells.reshape(num_cells).astype(jnp.int32)
+
+    def changes(state: core.State, encoded: Array) -> tuple[Array, Array]:
+        del encoded
+        height = jnp.sum(state.board != 0, axis=0, dtype=jnp.int32)  # [cols]
+        column = jnp.arange(cols, dtype=jnp.int32)
+        stone = jnp.where(height < rows, height * cols + column, num_cells)
+        above = jnp.where(height + 1 < rows, (height + 1) * cols + column, num_cells)
+        new = jnp.stack([jnp.broadcast_to(state.current_player + 1, (cols,)), jnp.full(cols, 3)], 1)
+        return jnp.stack([stone, above], axis=1), new.astype(jnp.int32)
+
     def observe(state: core.State, player: Array) -> Array:
         """bool[rows, cols, 2]: `player`'s stones, then the opponent's."""
-        return lines.stone_planes(state.board, player, 2)
+        return grid.stone_planes(state.board, player, 2)
 
     def render(state: core.State) -> str:
-        return lines.render_grid(np.asarray(state.board), flip=True)
+        return grid.render_grid(np.asarray(state.board), flip=True)
 
+    perms, forward = grid.grid_symmetries(rows, cols, "mirror")
+    board_spec = core.BoardSpec(
+        num_cells=num_cells,
+        num_cell_states=4,
+        encode=encode,
+        symmetries=perms,
+        action_symmetries=forward[:, (rows - 1) * cols :] - (rows - 1) * cols,
+        neighbours=grid.grid_neighbours(rows, cols, diagonal=False),
+        changes=changes,
+    )
     return core.Game(
         name="connect_four",
         num_players=2,
@@ -91,4 +120,5 @@ def make_connect_four(rows: int = 6, cols: int = 7, connect: int = 4) -> core.Ga
         chance=core.no_chance,
         render=render,
         action_names=tuple(f"column {c}" for c in range(cols)),
+        board_spec=board_spec,
     )

@@ -11,11 +11,15 @@ Action = heap * max_take + (take - 1)::
 
 Taking more than the heap holds is illegal. `board` is int8[heaps], the heap sizes.
 The heap-move machinery here is shared with `nim3p`.
+
+For n-tuples each heap is a cell whose state is its size (P = size + 1); the board symmetries
+are the permutations of the heaps (up to 5 heaps; identity only beyond).
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable
 
 import jax
@@ -89,6 +93,13 @@ def make_heap_game(
         del player
         return state.board[:, None] == jnp.arange(size + 1, dtype=jnp.int8)
 
+    def encode(state: core.State) -> Array:
+        return state.board.astype(jnp.int32)
+
+    def changes(state: core.State, encoded: Array) -> tuple[Array, Array]:
+        left = jnp.maximum(encoded[heap_of] - take_of, 0)
+        return jnp.asarray(heap_of)[:, None], left[:, None]
+
     def render(state: core.State) -> str:
         board = np.asarray(state.board)
         return "\n".join(
@@ -97,6 +108,7 @@ def make_heap_game(
 
     return core.Game(
         name=name,
+        board_spec=heap_board_spec(heaps, size, max_take, encode, changes),
         num_players=num_players,
         num_actions=heaps * max_take,
         board_shape=(heaps,),
@@ -110,6 +122,26 @@ def make_heap_game(
         action_names=tuple(
             f"take {t} from heap {h}" for h, t in zip(heap_of, take_of, strict=True)
         ),
+    )
+
+
+def heap_board_spec(heaps, size, max_take, encode, changes) -> core.BoardSpec:
+    """Heaps as cells; symmetries permute the heaps (and the actions with them)."""
+    orders = list(itertools.permutations(range(heaps))) if heaps <= 5 else [tuple(range(heaps))]
+    perms = np.array(orders, np.int32)  # symmetric board s holds heap perms[s, i] at i
+    heap_of, take_of = heap_moves(heaps, max_take)
+    # A move on heap h of the board is a move on heap h' of board s, where perms[s, h'] = h.
+    where = np.argsort(perms, axis=1)
+    action_sym = (where[:, heap_of] * max_take + take_of - 1).astype(np.int32)
+    others = np.array([[j for j in range(heaps) if j != i] or [-1] for i in range(heaps)], np.int32)
+    return core.BoardSpec(
+        num_cells=heaps,
+        num_cell_states=size + 1,
+        encode=encode,
+        symmetries=perms,
+        action_symmetries=action_sym,
+        neighbours=others,
+        changes=changes,
     )
 
 

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import core
-from jaxgames.games import lines
+from jaxgames.games import grid
 
 Array = jax.Array
 
@@ -76,19 +76,41 @@ def _apply(state: core.State, action: Array) -> core.State:
     )
 
 
+def _encode(state: core.State) -> Array:
+    """int32[9] cell states for n-tuples: 0 empty, 1 X, 2 O (P = 3)."""
+    return state.board.reshape(9).astype(jnp.int32)
+
+
+def _changes(state: core.State, encoded: Array) -> tuple[Array, Array]:
+    """Each action marks its own cell with the mover's stone."""
+    del encoded
+    stone = jnp.broadcast_to(state.current_player + 1, (9, 1)).astype(jnp.int32)
+    return jnp.arange(9, dtype=jnp.int32)[:, None], stone
+
+
 def _observe(state: core.State, player: Array) -> Array:
     """bool[3, 3, 2]: `player`'s marks, then the opponent's."""
-    return lines.stone_planes(state.board, player, 2)
+    return grid.stone_planes(state.board, player, 2)
 
 
 def _render(state: core.State) -> str:
-    return lines.render_grid(np.asarray(state.board))
+    return grid.render_grid(np.asarray(state.board))
 
 
 @functools.cache
 def make_tictactoe() -> core.Game:
     """Builds the TicTacToe game."""
     afterstate = core.make_step(_apply, core.two_player_forfeit)
+    perms, forward = grid.grid_symmetries(3, 3, "dihedral")
+    board_spec = core.BoardSpec(
+        num_cells=9,
+        num_cell_states=3,
+        encode=_encode,
+        symmetries=perms,
+        action_symmetries=forward,
+        neighbours=grid.grid_neighbours(3, 3, diagonal=True),
+        changes=_changes,
+    )
     return core.Game(
         name="tictactoe",
         num_players=2,
@@ -102,4 +124,5 @@ def make_tictactoe() -> core.Game:
         chance=core.no_chance,
         render=_render,
         action_names=tuple(f"row {a // 3} col {a % 3}" for a in range(9)),
+        board_spec=board_spec,
     )

@@ -1,5 +1,71 @@
-"""Opponents: batched policies `policy(states, key) -> actions` to play and evaluate against."""
+"""Opponents: batched policies `policy(states, key) -> actions` to play and evaluate against.
 
+`make_opponent(name, game)` resolves the names used in configs and on the command line:
+
+* `random`: uniformly random legal moves;
+* `perfect`: exhaustive Max-N for small games (TicTacToe, Nim, Nim3P), AB for Connect Four;
+* `perfect-dl`: AB-DL for Connect Four (postpones losses as long as possible);
+* `mcts:N`: Monte Carlo tree search with N simulations per move (1- and 2-player games).
+
+Unknown names raise a ValueError listing the names available for that game.
+"""
+
+from __future__ import annotations
+
+from jaxgames.core import Game
+from jaxgames.opponents import perfect
+from jaxgames.opponents.connect_four import ab_policy, connect_four_scores
+from jaxgames.opponents.mcts import mcts_policy
+from jaxgames.opponents.perfect import perfect_policy
 from jaxgames.opponents.random import random_policy
 
-__all__ = ["random_policy"]
+
+def _is_solvable_connect_four(game: Game) -> bool:
+    opts = dict(game.options)
+    return (
+        game.name == "connect_four"
+        and opts["connect"] == 4
+        and opts["cols"] * (opts["rows"] + 1) <= 64
+    )
+
+
+def opponent_names(game: Game) -> list[str]:
+    """The opponent names available for `game`."""
+    names = ["random"]
+    if _is_solvable_connect_four(game):
+        names += ["perfect", "perfect-dl"]
+    elif perfect.supports(game):
+        names.append("perfect")
+    if game.num_players <= 2:
+        names.append("mcts:N")
+    return names
+
+
+def make_opponent(name: str, game: Game):
+    """The batched policy called `name` for `game` (ValueError for unknown names)."""
+    available = opponent_names(game)
+    if name.startswith("mcts:") and "mcts:N" in available:
+        count = name.split(":", 1)[1]
+        if not count.isdigit() or int(count) < 1:
+            raise ValueError(f"opponent {name!r}: N in mcts:N must be a positive integer")
+        return mcts_policy(game, int(count))
+    if name not in available:
+        raise ValueError(
+            f"unknown opponent {name!r} for {game!r}; available: {', '.join(available)}"
+        )
+    if name == "random":
+        return random_policy
+    if _is_solvable_connect_four(game):
+        return ab_policy(game, distant_losses=name == "perfect-dl")
+    return perfect_policy(game)
+
+
+__all__ = [
+    "ab_policy",
+    "connect_four_scores",
+    "make_opponent",
+    "mcts_policy",
+    "opponent_names",
+    "perfect_policy",
+    "random_policy",
+]

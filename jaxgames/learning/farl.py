@@ -1,0 +1,516 @@
+"""Player-centred TD / SARSA / Q-learning with Final Adaptation (FARL), in lockstep self-play.
+
+After Konen & Bagheri, "Final Adaptation Reinforcement Learning for N-Player Games" (GBG):
+Algorithm 2 (TD-FARL-Episode) and Algorithm 5 (Sarsa-FARL-Episode). Every player p learns its
+own value function along its own chain of decisions, one round apart; no sign flipping, any N.
+
+TD (values of afterstates). When p moves from state s_t to afterstate s'_t, p's previous
+afterstate s_last[p] moves toward  r_p + gamma * V_p(s'_t)  (V = 0 once the game is over), where
+r_p is what p earned since its last move.
+SARSA / Q (values of state-action pairs). When p acts with a_t in s_t, p's previous pair
+(s_last[p], a_last[p]) moves toward  r_p + gamma * Q_p(s_t, a_t)  (SARSA) or
+r_p + gamma * max_a Q_p(s_t, a)  (Q); when p's move ends the game, (s_t, a_t) moves toward the
+reward of that move.
+Final adaptation, when a game ends: (1) every other player q's last afterstate / pair moves
+toward q's final reward (`farl_others`; without it the loser never learns that it lost);
+(2) TD only: the terminal afterstate moves toward 0 (`farl_terminal`).
+Eligibility with a horizon (GBG, after Jaskowski): each TD error also moves the player's h - 1
+earlier updated boards by delta * lambda^k * sigma'(v_k), sigma' taken when they were updated.
+Random moves: a move chosen at random (exploration or opening) still updates the mover's
+previous board unless `learn_from_random_moves` is off; with `reset_on_random` the mover's
+eligibility history is cleared after it, so later errors do not flow back past the random move.
+FARL part 2 adapts the terminal afterstate alone (GBG also passes it through the eligibility
+list; with lambda = 0 the two agree).
+
+B games advance together: every lockstep step each game makes one move and contributes its
+update rows; all rows are applied at once from the same weights (the approximator decides how
+several hits on one weight combine; n-tuples average them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxgames import core, selfplay
+from jaxgames.approximators import Hits, ValueModel
+from jaxgames.core import Game, State
+from jaxgames.learning.schedules import Schedule
+from jaxgames.selfplay import ParamPolicy
+
+Array = jax.Array
+KINDS = ("td", "sarsa", "q")
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnerSpec:
+    """Static learning settings (hashable; derived from the config).
+
+    Attributes:
+        kind: "td" (afterstate values), "sarsa" or "q" (state-action values).
+        gamma: discount.
+        lam: lambda of the eligibility horizon.
+        horizon: h, boards per player that share each TD error (>= 1).
+        farl_others: FARL part 1, final rewards for the players who did not end the game.
+        farl_terminal: FARL part 2 (TD only), terminal afterstates toward 0.
+        learn_from_random_moves: update on moves chosen at random.
+        reset_on_random: clear the mover's eligibility history after a random move.
+        win_first: always play an immediately winning move if there is one.
+        random_opening_moves: the first k moves of every game are random.
+        alpha, epsilon: schedules over finished games.
+        batch_size: B games in lockstep.
+    """
+
+    kind: str = "td"
+    gamma: float = 1.0
+    lam: float = 0.0
+    horizon: int = 1
+    farl_others: bool = True
+    farl_terminal: bool = True
+    learn_from_random_moves: bool = True
+    reset_on_random: bool = False
+    win_first: bool = False
+    random_opening_moves: int = 0
+    alpha: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
+    epsilon: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
+    batch_size: int = 64
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"learner kind {self.kind!r}; expected one of {', '.join(KINDS)}")
+        if self.horizon < 1:
+            raise ValueError(f"horizon must be >= 1, got {self.horizon}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+
+
+class Memory(NamedTuple):
+    """Player-centred history of every game slot; leading axes [B, N].
+
+    Attributes:
+        last: features of each player's last afterstate (TD) or last state (SARSA/Q).
+        last_action: int32[B, N], the action taken there (SARSA/Q).
+        last_valid: bool[B, N].
+        elig: features of the h - 1 boards updated before, [B, N, h - 1, ...], newest first.
+        elig_action: int32[B, N, h - 1].
+        elig_deriv: float32[B, N, h - 1], sigma'(v) when each was updated.
+        elig_valid: bool[B, N, h - 1].
+        pending: float32[B, N], rewards earned since each player's last move.
+    """
+
+    last: Array
+    last_action: Array
+    last_valid: Array
+    elig: Array
+    elig_action: Array
+    elig_deriv: Array
+    elig_valid: Array
+    pending: Array
+
+
+class Carry(NamedTuple):
+    """Everything a training chunk threads through its scan (and a checkpoint saves)."""
+
+    states: State
+    features: Array
+    memory: Memory
+    params: Any
+    scratch: Any
+    games: Array
+    moves: Array
+    key: jax.Array
+
+
+class Metrics(NamedTuple):
+    """Totals over one training chunk."""
+
+    moves: Array
+    finished: Array
+    wins: Array
+    draws: Array
+    reward_sum: Array
+    random_moves: Array
+    abs_delta_sum: Array
+    updates: Array
+
+
+def _empty_memory(model: ValueModel, game: Game, features: Array, spec: LearnerSpec) -> Memory:
+    b, n, h = spec.batch_size, game.num_players, spec.horizon - 1
+    feat = features.shape[1:]
+    return Memory(
+        last=jnp.zeros((b, n, *feat), features.dtype),
+        last_action=jnp.zeros((b, n), jnp.int32),
+        last_valid=jnp.zeros((b, n), bool),
+        elig=jnp.zeros((b, n, h, *feat), features.dtype),
+        elig_action=jnp.zeros((b, n, h), jnp.int32),
+        elig_deriv=jnp.zeros((b, n, h), jnp.float32),
+        elig_valid=jnp.zeros((b, n, h), bool),
+        pending=jnp.zeros((b, n), jnp.float32),
+    )
+
+
+def init_carry(game: Game, model: ValueModel, spec: LearnerSpec, key: jax.Array) -> Carry:
+    """Fresh parameters, B fresh games and empty histories."""
+    params_key, games_key, key = jax.random.split(key, 3)
+    params = model.init(params_key)
+    states = selfplay.init_batch(game, spec.batch_size, games_key)
+    features = jax.vmap(model.features)(states)
+    return Carry(
+        states=states,
+        features=features,
+        memory=_empty_memory(model, game, features, spec),
+        params=params,
+        scratch=model.init_scratch(params),
+        games=jnp.int32(0),
+        moves=jnp.int32(0),
+        key=key,
+    )
+
+
+def _pick(tree: Any, index: Array) -> Any:
+    """tree[index] along the leading axis of every leaf (unbatched)."""
+    return jax.tree.map(lambda x: x[index], tree)
+
+
+def action_scores(
+    game: Game, model: ValueModel, spec: LearnerSpec, params: Any, state: State, features: Array
+) -> tuple[Array, Array, State, Array]:
+    """What the greedy policy maximises, for every action of one state (unbatched).
+
+    Returns:
+        (scores float32[A], values float32[A], afterstates State[A], afterstate features
+        [A, ...]): for TD, values = V_p(afterstate) and scores = r_p + gamma * values (values
+        count 0 once the game is over); for SARSA/Q, scores = values = Q_p(s, a).
+    """
+    player = state.current_player
+    actions = jnp.arange(game.num_actions)
+    after = jax.vmap(game.afterstate, in_axes=(None, 0))(state, actions)
+    after_features = model.afterstate_features(state, features)
+    if spec.kind == "td":
+        values = jax.vmap(lambda f: model.value(params, player, f, 0))(after_features)
+        discount = spec.gamma * (1.0 - after.terminated.astype(jnp.float32))
+        scores = after.rewards[:, player] + discount * values
+    else:
+        values = jax.vmap(lambda a: model.value(params, player, features, a))(actions)
+        scores = values
+    return scores, values, after, after_features
+
+
+def winning_moves(after: State, player: Array) -> Array:
+    """bool[A]: moves that end the game with `player` alone on the top reward."""
+    mine = after.rewards[:, player]
+    others = jnp.arange(after.rewards.shape[-1]) != player
+    others_best = jnp.max(jnp.where(others, after.rewards, -jnp.inf), axis=-1)
+    return after.terminated & (mine > others_best)
+
+
+@functools.cache
+def greedy_fn(game: Game, model: ValueModel, spec: LearnerSpec):
+    """The trained agent as `fn(params, states, key) -> int32[B]`: greedy on `action_scores`,
+    random tie-breaks. Wrap as `ParamPolicy(greedy_fn(...), params)` for the arena."""
+
+    def one(params: Any, state: State, key: jax.Array) -> Array:
+        features = model.features(state)
+        scores = action_scores(game, model, spec, params, state, features)[0]
+        return core.argmax_random(key, scores, state.legal_action_mask)
+
+    def fn(params: Any, states: State, key: jax.Array) -> Array:
+        keys = jax.random.split(key, states.terminated.shape[0])
+        return jax.vmap(one, in_axes=(None, 0, 0))(params, states, keys)
+
+    return fn
+
+
+def greedy_policy(game: Game, model: ValueModel, spec: LearnerSpec, params: Any) -> ParamPolicy:
+    """The greedy agent with these parameters, as a batched ParamPolicy."""
+    return ParamPolicy(greedy_fn(game, model, spec), params)
+
+
+class _Decision(NamedTuple):
+    action: Array
+    random: Array
+    after: State
+    after_features: Array
+    value: Array  # V_p(chosen afterstate) for TD, Q_p(s, a) for SARSA/Q
+    bootstrap: Array  # what p's previous board is moved toward, before rewards
+
+
+def _decide(game, model, spec, params, state, features, epsilon, key) -> _Decision:
+    """Epsilon-greedy choice for one game (unbatched)."""
+    explore_key, random_key, tie_key, win_key = jax.random.split(key, 4)
+    player = state.current_player
+    legal = state.legal_action_mask
+    scores, values, after, after_features = action_scores(
+        game, model, spec, params, state, features
+    )
+    greedy = core.argmax_random(tie_key, scores, legal)
+    explore = (jax.random.uniform(explore_key) < epsilon) | (
+        state.step_count < spec.random_opening_moves
+    )
+    action = jnp.where(explore, core.sample_legal(random_key, legal), greedy)
+    if spec.win_first:
+        wins = winning_moves(after, player) & legal
+        action = jnp.where(wins.any(), core.sample_legal(win_key, wins), action)
+        explore = explore & ~wins.any()
+    # Q-learning bootstraps on the best legal value, TD and SARSA on the move actually made.
+    bootstrap = jnp.max(jnp.where(legal, values, -jnp.inf)) if spec.kind == "q" else values[action]
+    return _Decision(
+        action,
+        explore,
+        _pick(after, action),
+        _pick(after_features, action),
+        values[action],
+        bootstrap,
+    )
+
+
+def _board_rows(player, signal, valid, memory_row, lam_k):
+    """Hits for a player's last board and its eligibility history (newest first)."""
+    last, last_action, elig, elig_action, elig_deriv, elig_valid = memory_row
+    return Hits(
+        player=jnp.full(1 + elig.shape[0], player, jnp.int32),
+        action=jnp.concatenate([last_action[None], elig_action]),
+        features=jnp.concatenate([last[None], elig]),
+        signal=jnp.concatenate([signal[None], signal * lam_k * elig_deriv]),
+        valid=jnp.concatenate([valid[None], valid & elig_valid]),
+    )
+
+
+def _mover_rows(model, spec, params, memory: Memory, state, features, d: _Decision):
+    """The mover's TD/SARSA/Q update rows and the memory after its move (unbatched)."""
+    n = memory.pending.shape[0]
+    mover = state.current_player
+    is_mover = jnp.arange(n) == mover
+    reward, done = d.after.rewards, d.after.terminated
+    lam_k = spec.lam ** jnp.arange(1, spec.horizon, dtype=jnp.float32)
+    v_last = model.value(params, mover, memory.last[mover], memory.last_action[mover])
+    if spec.kind == "td":
+        pending = memory.pending + reward
+        target = pending[mover] + spec.gamma * (1.0 - done.astype(jnp.float32)) * d.bootstrap
+    else:  # SARSA/Q: this move's reward belongs to the new pair (s_t, a_t)
+        pending = memory.pending + jnp.where(is_mover, 0.0, reward)
+        target = memory.pending[mover] + spec.gamma * d.bootstrap
+    valid = memory.last_valid[mover] & (~d.random | spec.learn_from_random_moves)
+    delta = target - v_last
+    deriv = model.derivative(v_last)
+    row = (
+        memory.last[mover],
+        memory.last_action[mover],
+        memory.elig[mover],
+        memory.elig_action[mover],
+        memory.elig_deriv[mover],
+        memory.elig_valid[mover],
+    )
+    hits = _board_rows(mover, delta * deriv, valid, row, lam_k)
+
+    # The updated board enters the mover's eligibility history; its new board becomes `last`.
+    def put(array, value):
+        return array.at[mover].set(value)
+
+    elig, elig_action = memory.elig, memory.elig_action
+    elig_deriv, elig_valid = memory.elig_deriv, memory.elig_valid
+    if spec.horizon > 1:
+        shifted = lambda new, old: jnp.concatenate([new[None], old[:-1]])
+        pick = lambda new, old: jnp.where(valid, new, old)
+        elig = put(elig, pick(shifted(memory.last[mover], elig[mover]), elig[mover]))
+        elig_action = put(
+            elig_action,
+            pick(shifted(memory.last_action[mover], elig_action[mover]), elig_action[mover]),
+        )
+        elig_deriv = put(elig_deriv, pick(shifted(deriv, elig_deriv[mover]), elig_deriv[mover]))
+        new_valid = pick(shifted(memory.last_valid[mover], elig_valid[mover]), elig_valid[mover])
+        if spec.reset_on_random:
+            new_valid = new_valid & ~d.random
+        elig_valid = put(elig_valid, new_valid)
+    memory = Memory(
+        last=put(memory.last, d.after_features if spec.kind == "td" else features),
+        last_action=put(memory.last_action, d.action),
+        last_valid=put(memory.last_valid, True),
+        elig=elig,
+        elig_action=elig_action,
+        elig_deriv=elig_deriv,
+        elig_valid=elig_valid,
+        pending=put(pending, 0.0 if spec.kind == "td" else reward[mover]),
+    )
+    return hits, memory, jnp.where(valid, jnp.abs(delta), 0.0), valid
+
+
+def _final_rows(model, spec, params, memory: Memory, state, features, d: _Decision):
+    """Final adaptation rows of a game that just ended (unbatched; memory before the move).
+
+    Part 1 moves every other player's last board (and history) toward its final reward; then
+    TD moves the terminal afterstate toward 0 (part 2), SARSA/Q the ending pair toward the
+    reward of the ending move.
+    """
+    n = memory.pending.shape[0]
+    players = jnp.arange(n)
+    mover = state.current_player
+    reward = d.after.rewards
+    lam_k = spec.lam ** jnp.arange(1, spec.horizon, dtype=jnp.float32)
+    v_last = jax.vmap(lambda q, f, a: model.value(params, q, f, a))(
+        players, memory.last, memory.last_action
+    )
+    delta = memory.pending + reward - v_last
+    valid = memory.last_valid & (players != mover) & spec.farl_others
+    rows = (
+        memory.last,
+        memory.last_action,
+        memory.elig,
+        memory.elig_action,
+        memory.elig_deriv,
+        memory.elig_valid,
+    )
+    others = jax.vmap(lambda q, s, v, *row: _board_rows(q, s, v, row, lam_k))(
+        players, delta * model.derivative(v_last), valid, *rows
+    )
+    others = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), others)
+    if spec.kind == "td":
+        extra = Hits(
+            mover[None],
+            jnp.zeros(1, jnp.int32),
+            d.after_features[None],
+            (-d.value * model.derivative(d.value))[None],
+            jnp.asarray(spec.farl_terminal)[None],
+        )
+    else:
+        extra = Hits(
+            mover[None],
+            d.action[None],
+            features[None],
+            ((reward[mover] - d.value) * model.derivative(d.value))[None],
+            jnp.ones(1, bool),
+        )
+    return jax.tree.map(lambda a, b: jnp.concatenate([a, b]), others, extra)
+
+
+def final_chunk(batch_size: int) -> int:
+    """How many ended games one update takes at once (more are handled in further chunks)."""
+    return max(1, batch_size // 8)
+
+
+def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
+    """`step(carry, _) -> (carry, Metrics)`: one lockstep move of all B games plus learning."""
+    init_state = game.init(jax.random.key(0)) if not game.stochastic else None
+    chunk = final_chunk(spec.batch_size)
+
+    def flat(hits: Hits) -> Hits:
+        return jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), hits)
+
+    def step(carry: Carry, _: Any) -> tuple[Carry, Metrics]:
+        key, decide_key, chance_key, reset_key = jax.random.split(carry.key, 4)
+        epsilon = spec.epsilon(carry.games)
+        alpha = spec.alpha(carry.games)
+        b = spec.batch_size
+        states, features, params = carry.states, carry.features, carry.params
+
+        decide = jax.vmap(_decide, in_axes=(None, None, None, None, 0, 0, None, 0))
+        d = decide(
+            game, model, spec, params, states, features, epsilon, jax.random.split(decide_key, b)
+        )
+        mover = jax.vmap(_mover_rows, in_axes=(None, None, None, 0, 0, 0, 0))
+        mover_hits, memory, abs_delta, updated = mover(
+            model, spec, params, carry.memory, states, features, d
+        )
+        done = d.after.terminated
+        num_done = jnp.sum(done, dtype=jnp.int32)
+        ended = jnp.nonzero(done, size=b + chunk, fill_value=0)[0]
+
+        def final_hits(params_, start):
+            """Final-adaptation rows of the ended games start .. start + chunk - 1."""
+            games = jax.lax.dynamic_slice(ended, (start,), (chunk,))
+            take = lambda x: x[games]
+            final = jax.vmap(_final_rows, in_axes=(None, None, None, 0, 0, 0, 0))(
+                model,
+                spec,
+                params_,
+                jax.tree.map(take, carry.memory),
+                jax.tree.map(take, states),
+                take(features),
+                jax.tree.map(take, d),
+            )
+            real = (start + jnp.arange(chunk) < num_done)[:, None]
+            return flat(final._replace(valid=final.valid & real))
+
+        # One update: every mover's rows plus the first chunk of ended games. If more games
+        # ended in this step (rare), further chunks follow with the updated weights.
+        hits = jax.tree.map(
+            lambda a, c: jnp.concatenate([a, c]), flat(mover_hits), final_hits(params, 0)
+        )
+        params, scratch = model.update(params, carry.scratch, hits, alpha)
+
+        def more(loop):
+            params_, scratch_, start = loop
+            params_, scratch_ = model.update(params_, scratch_, final_hits(params_, start), alpha)
+            return params_, scratch_, start + chunk
+
+        params, scratch, _ = jax.lax.while_loop(
+            lambda loop: loop[2] < num_done, more, (params, scratch, jnp.int32(chunk))
+        )
+        memory = jax.tree.map(
+            lambda m, z: jnp.where(done.reshape((b,) + (1,) * (m.ndim - 1)), z, m),
+            memory,
+            jax.tree.map(jnp.zeros_like, memory),
+        )
+
+        # Advance: the chosen afterstate (plus chance), then restart finished games in place.
+        if game.stochastic:
+            nxt = jax.vmap(game.chance)(d.after, jax.random.split(chance_key, b))
+            next_features = jax.vmap(model.features)(nxt)
+        else:
+            nxt = d.after
+            next_features = (
+                d.after_features
+                if spec.kind == "td"
+                else jax.vmap(lambda s, f, a: model.afterstate_features(s, f)[a])(
+                    states, features, d.action
+                )
+            )
+        restarted = selfplay.restart_finished(game, nxt, reset_key)
+        if game.stochastic:
+            fresh_features = jax.vmap(model.features)(restarted)
+        else:
+            fresh_features = jnp.broadcast_to(model.features(init_state), next_features.shape)
+        mask = done.reshape((b,) + (1,) * (next_features.ndim - 1))
+        next_features = jnp.where(mask, fresh_features, next_features)
+
+        stats = selfplay.update_stats(
+            selfplay.empty_stats(game.num_players), ~states.terminated, d.after.rewards, done
+        )
+        metrics = Metrics(
+            moves=stats.moves,
+            finished=stats.finished,
+            wins=stats.wins,
+            draws=stats.draws,
+            reward_sum=stats.reward_sum,
+            random_moves=jnp.sum(d.random, dtype=jnp.int32),
+            abs_delta_sum=jnp.sum(abs_delta),
+            updates=jnp.sum(updated, dtype=jnp.int32),
+        )
+        carry = Carry(
+            states=restarted,
+            features=next_features,
+            memory=memory,
+            params=params,
+            scratch=scratch,
+            games=carry.games + stats.finished,
+            moves=carry.moves + stats.moves,
+            key=key,
+        )
+        return carry, metrics
+
+    return step
+
+
+def make_chunk(game: Game, model: ValueModel, spec: LearnerSpec, num_steps: int):
+    """`chunk(carry) -> (carry, Metrics)`: `num_steps` lockstep moves, jitted, carry donated."""
+    step = make_step(game, model, spec)
+
+    def chunk(carry: Carry) -> tuple[Carry, Metrics]:
+        carry, per_step = jax.lax.scan(step, carry, None, length=num_steps)
+        return carry, jax.tree.map(lambda x: jnp.sum(x, axis=0), per_step)
+
+    return jax.jit(chunk, donate_argnums=0)

@@ -1,0 +1,64 @@
+"""Step-size and exploration schedules, as pure functions of the number of games played.
+
+| kind          | value after g games                                                  |
+|---------------|----------------------------------------------------------------------|
+| `constant`    | start                                                                |
+| `linear`      | start -> end linearly over `games` games, then end (GBG's epsilon)   |
+| `exponential` | start * (end / start) ** (g / games), then end (GBG's alpha)         |
+| `anneal`      | max(end, start * factor ** g): seed 000's per-game annealing         |
+| `inverse`     | start / (1 + g / games): 1/t-style decay, halved after `games` games |
+
+`games = 0` means "the length of the training run" (filled in by `resolve`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+
+KINDS = ("constant", "linear", "exponential", "anneal", "inverse")
+
+
+@dataclasses.dataclass(frozen=True)
+class Schedule:
+    """A schedule; see the module docstring for the kinds."""
+
+    kind: str = "constant"
+    start: float = 0.0
+    end: float = 0.0
+    games: int = 0
+    factor: float = 1.0
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"schedule kind {self.kind!r}; expected one of {', '.join(KINDS)}")
+        if self.kind == "exponential" and (self.start <= 0 or self.end <= 0):
+            raise ValueError(
+                f"an exponential schedule needs start > 0 and end > 0, got {self.start}, {self.end}"
+            )
+        if self.kind == "anneal" and not 0 < self.factor <= 1:
+            raise ValueError(f"anneal factor must be in (0, 1], got {self.factor}")
+        if self.games < 0:
+            raise ValueError(f"schedule games must be >= 0, got {self.games}")
+
+    def resolve(self, run_games: int) -> Schedule:
+        """This schedule with `games = 0` replaced by the run's length."""
+        return dataclasses.replace(self, games=self.games or max(run_games, 1))
+
+    def __call__(self, games_played: jax.Array) -> jax.Array:
+        """float32 value after `games_played` games (jittable; call `resolve` first)."""
+        g = jnp.asarray(games_played, jnp.float32)
+        frac = jnp.clip(g / max(self.games, 1), 0.0, 1.0)
+        if self.kind == "constant":
+            value = jnp.float32(self.start)
+        elif self.kind == "linear":
+            value = self.start + (self.end - self.start) * frac
+        elif self.kind == "exponential":
+            value = self.start * (self.end / self.start) ** frac
+        elif self.kind == "anneal":
+            value = jnp.maximum(self.end, self.start * jnp.float32(self.factor) ** g)
+        else:
+            value = self.start / (1.0 + g / max(self.games, 1))
+        return jnp.asarray(value, jnp.float32)

@@ -1,0 +1,196 @@
+"""Perfect Connect Four players: AB and AB-DL (GBG's names), with exact per-move scores.
+
+Scores are exact, in Pascal Pons' convention from the side to move (see `c4solver`): 0 draw,
+> 0 a win (larger = sooner), < 0 a loss (more negative = sooner). 7x6 positions with up to 8
+stones come from the shipped opening book; everything else is solved by search (any board
+size that fits a 64-bit bitboard, e.g. 6x8 "FIAR" from mid-game), with a transposition table
+and a score cache that persist for the life of the process.
+
+* **AB** plays uniformly at random among the moves with the best score (the fastest win, or a
+  draw) and, in a lost position, any legal move.
+* **AB-DL** ("distant losses") plays the best score everywhere, so when every move loses it
+  picks one that postpones the loss longest.
+
+Both are batched JAX policies (`ab_policy(game)`), running the search on the host through
+`jax.pure_callback`; they skip the games of the batch in which they are not to move.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames.core import Game, State
+from jaxgames.opponents.c4solver import make_solver
+
+
+def board_bits(board: np.ndarray) -> tuple[int, int, int]:
+    """(position, mask, stones) bitboards of a board in the game's encoding.
+
+    Args:
+        board: int8[rows, cols], row 0 at the bottom, 0 empty, 1/2 the players' stones.
+
+    Returns:
+        position: stones of the side to move; mask: all stones; stones: their number.
+    """
+    board = np.asarray(board)
+    rows, cols = board.shape
+    stones = int(np.count_nonzero(board))
+    mover = 1 + stones % 2
+    position = mask = 0
+    for c in range(cols):
+        for r in range(rows):
+            if board[r, c]:
+                bit = 1 << (c * (rows + 1) + r)
+                mask |= bit
+                if board[r, c] == mover:
+                    position |= bit
+    return position, mask, stones
+
+
+def board_key(board: np.ndarray) -> int:
+    """The unique key (position + mask) of a board, as the solver and the book use it."""
+    position, mask, _ = board_bits(board)
+    return position + mask
+
+
+@functools.cache
+def _book() -> tuple[np.ndarray, np.ndarray]:
+    data = importlib.resources.files("jaxgames.data").joinpath("connect_four_book.npz")
+    with data.open("rb") as f, np.load(f) as npz:
+        return npz["keys"], npz["scores"]
+
+
+def book_score(key: int, stones: int) -> int | None:
+    """The book's exact score of a 7x6 position (side to move) with at most 8 stones."""
+    if stones > 8:
+        return None
+    keys, scores = _book()
+    i = int(np.searchsorted(keys, np.uint64(key)))
+    if i < len(keys) and int(keys[i]) == key:
+        return int(scores[i])
+    return None
+
+
+class PerfectConnectFour:
+    """Exact move scores for one board size, cached per position."""
+
+    def __init__(self, rows: int = 6, cols: int = 7):
+        self.rows, self.cols = rows, cols
+        self.solver = make_solver(cols, rows)
+        self.use_book = (rows, cols) == (6, 7)
+        if self.use_book:
+            self.solver.set_book(*_book(), depth=8)
+        self._cache: dict[int, tuple[int | None, ...]] = {}
+        self._best: dict[tuple[int, bool], tuple[int, list[int]]] = {}
+
+    def scores_of(self, position: int, mask: int, stones: int) -> tuple[int | None, ...]:
+        key = position + mask
+        if key not in self._cache:
+            book = book_score if self.use_book else None
+            self._cache[key] = tuple(self.solver.move_scores(position, mask, stones, book))
+        return self._cache[key]
+
+    def move_scores(self, board: np.ndarray) -> tuple[int | None, ...]:
+        """Score of each column of a board (None for full columns), from the side to move."""
+        return self.scores_of(*board_bits(board))
+
+    def best_moves(self, board: np.ndarray, exact_losses: bool = True) -> tuple[int, list[int]]:
+        """(best score, the columns that reach it) of a board, cached per position.
+
+        With `exact_losses` off, a lost position gives (-1, every legal column) without the
+        (costly) search for the slowest loss.
+        """
+        position, mask, stones = board_bits(board)
+        key = (position + mask, exact_losses)
+        if key not in self._best:
+            if key[0] in self._cache:
+                scores = self._cache[key[0]]
+                best = max(s for s in scores if s is not None)
+                self._best[key] = (best, [c for c, s in enumerate(scores) if s == best])
+            else:
+                book = book_score if self.use_book else None
+                self._best[key] = self.solver.best_moves(position, mask, stones, book, exact_losses)
+        return self._best[key]
+
+    def choose(self, board: np.ndarray, word: int, distant_losses: bool) -> int:
+        """The AB (or AB-DL) move, with `word` (a random integer) choosing among ties."""
+        best, options = self.best_moves(board, exact_losses=distant_losses)
+        if best < 0 and not distant_losses:
+            options = [c for c in range(self.cols) if board[self.rows - 1, c] == 0]
+        return options[word % len(options)]
+
+
+@functools.cache
+def perfect_player(rows: int = 6, cols: int = 7) -> PerfectConnectFour:
+    """The (process-wide, cached) perfect player for a board size."""
+    return PerfectConnectFour(rows, cols)
+
+
+def connect_four_scores(moves) -> list[int | None]:
+    """Exact score of each column of a 7x6 position, in Pons' convention from the side to move.
+
+    Args:
+        moves: the columns played from the empty board, 0-indexed.
+
+    Returns:
+        7 scores; None for a full column.
+
+    Raises:
+        ValueError: a column out of range, a full column, or moves after a win.
+    """
+    player = perfect_player(6, 7)
+    position, mask, stones = player.solver.position([int(m) for m in moves])
+    if _has_won(position ^ mask, player.solver.height):
+        raise ValueError(f"the game is over after moves {list(moves)}: the last move won")
+    return list(player.scores_of(position, mask, stones))
+
+
+def _has_won(bits: int, height: int) -> bool:
+    """Whether a player's stones contain four in a row (bitboard with height + 1 per column)."""
+    for shift in (1, height, height + 1, height + 2):
+        m = bits & (bits >> shift)
+        if m & (m >> (2 * shift)):
+            return True
+    return False
+
+
+def ab_policy(game: Game, distant_losses: bool = False):
+    """The batched AB (or AB-DL) policy for a Connect Four game.
+
+    Raises:
+        ValueError: `game` is not Connect Four with connect=4 on a board the solver supports.
+    """
+    opts = dict(game.options)
+    if game.name != "connect_four" or opts.get("connect") != 4:
+        raise ValueError(
+            f"the perfect Connect Four player needs connect_four with connect=4, got {game!r}"
+        )
+    rows, cols = opts["rows"], opts["cols"]
+    if cols * (rows + 1) > 64:
+        raise ValueError(
+            f"the solver supports boards with cols * (rows + 1) <= 64, got {rows}x{cols}"
+        )
+    return _host_policy(rows, cols, distant_losses)
+
+
+@functools.cache
+def _host_policy(rows: int, cols: int, distant_losses: bool):
+    def host(boards, active, words):
+        player = perfect_player(rows, cols)
+        out = np.zeros(len(boards), np.int32)
+        for i in np.flatnonzero(np.asarray(active)):
+            out[i] = player.choose(np.asarray(boards[i]), int(words[i]), distant_losses)
+        return out
+
+    def policy(states: State, key: jax.Array) -> jax.Array:
+        active = ~states.terminated & jnp.any(states.legal_action_mask, axis=-1)
+        words = jax.random.bits(key, active.shape, jnp.uint32)
+        shape = jax.ShapeDtypeStruct(active.shape, jnp.int32)
+        return jax.pure_callback(host, shape, states.board, active, words, vmap_method="sequential")
+
+    return policy

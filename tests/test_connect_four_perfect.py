@@ -1,0 +1,201 @@
+"""The perfect Connect Four player: exact scores (Pons' test sets), book, AB / AB-DL, UCI set."""
+
+from __future__ import annotations
+
+import functools
+import time
+
+import jax
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames import datasets
+from jaxgames.evaluation import arena
+from jaxgames.opponents import connect_four_scores, make_opponent, random_policy
+from jaxgames.opponents.connect_four import board_bits, book_score, perfect_player
+from tests import reference
+from tests.helpers import SHARED_DATA
+
+TESTSETS = SHARED_DATA / "connect4-testsets"
+SETS = ["end-easy", "middle-easy", "middle-medium", "begin-easy", "begin-medium", "begin-hard"]
+needs_testsets = pytest.mark.skipif(not TESTSETS.is_dir(), reason="Pons' test sets not present")
+
+
+def read_set(name: str) -> list[tuple[list[int], int]]:
+    out = []
+    for line in (TESTSETS / f"{name}.txt").read_text().split("\n"):
+        if line.strip():
+            moves, score = line.split()
+            out.append(([int(c) - 1 for c in moves], int(score)))
+    return out
+
+
+def solve_moves(moves) -> int:
+    solver = perfect_player(6, 7).solver
+    return solver.solve(*solver.position(moves))
+
+
+@needs_testsets
+@pytest.mark.parametrize("name", SETS)
+def test_pons_sets_sample_exact(name):
+    """Every 50th position of each set (20 each; the slow test runs all 6,000)."""
+    for moves, score in read_set(name)[::50]:
+        assert solve_moves(moves) == score, (name, moves)
+
+
+@pytest.mark.slow
+@needs_testsets
+def test_pons_sets_all_6000_exact(capsys):
+    rows = []
+    for name in SETS:
+        times = []
+        for moves, score in read_set(name):
+            start = time.perf_counter()
+            assert solve_moves(moves) == score, (name, moves)
+            times.append(time.perf_counter() - start)
+        rows.append((name, len(times), np.mean(times), np.max(times)))
+    with capsys.disabled():
+        print("\nset              positions   mean ms    max ms")
+        for name, n, mean, worst in rows:
+            print(f"{name:<16}{n:>10}{mean * 1e3:>10.2f}{worst * 1e3:>10.1f}")
+
+
+def test_book_matches_the_solver_on_sampled_positions():
+    keys_rng = np.random.default_rng(0)
+    game = jaxgames.make("connect_four")
+    solver = perfect_player().solver
+    for _ in range(25):
+        state = game.init(None)
+        moves = []
+        for _ in range(keys_rng.integers(4, 9)):
+            legal = jaxgames.legal_actions(state)
+            move = int(keys_rng.choice(legal))
+            after = jaxgames.checked_step(game, state, move)
+            if bool(after.terminated):
+                break
+            state, moves = after, [*moves, move]
+        position, mask, stones = board_bits(np.asarray(state.board))
+        book = book_score(position + mask, stones)
+        assert book is not None
+        saved = solver.book
+        solver.book = (saved[0], saved[1], min(stones - 1, 8))  # force a real search below
+        try:
+            assert solver.solve(position, mask, stones) == book, moves
+        finally:
+            solver.book = saved
+
+
+def test_scores_api_on_known_positions():
+    assert connect_four_scores([]) == [-2, -1, 0, 1, 0, -1, -2]
+    # X has three in column 3: X wins at once in column 3 (score (43 - 6) // 2 = 18).
+    scores = connect_four_scores([3, 0, 3, 0, 3, 6])
+    assert scores[3] == 18
+    full = connect_four_scores([0] * 6)
+    assert full[0] is None and len(full) == 7
+    with pytest.raises(ValueError, match="column 7"):
+        connect_four_scores([7])
+    with pytest.raises(ValueError, match="column 0 is full"):
+        connect_four_scores([0] * 7)
+    with pytest.raises(ValueError, match="game is over"):
+        connect_four_scores([3, 0, 3, 0, 3, 0, 3])
+
+
+def test_best_moves_agree_with_exact_move_scores():
+    player = perfect_player()
+    rng = np.random.default_rng(1)
+    game = jaxgames.make("connect_four")
+    for _ in range(6):
+        state = game.init(None)
+        for _ in range(rng.integers(10, 16)):
+            after = jaxgames.checked_step(
+                game, state, int(rng.choice(jaxgames.legal_actions(state)))
+            )
+            if bool(after.terminated):
+                break
+            state = after
+        board = np.asarray(state.board)
+        scores = player.move_scores(board)
+        best = max(s for s in scores if s is not None)
+        assert player.best_moves(board) == (best, [c for c, s in enumerate(scores) if s == best])
+
+
+def test_perfect_play_from_the_empty_board_is_a_first_player_win_on_move_41():
+    game = jaxgames.make("connect_four")
+    player = make_opponent("perfect-dl", game)
+    state = game.init(None)
+    key = jax.random.key(0)
+    while not bool(state.terminated):
+        key, sub = jax.random.split(key)
+        batch = jax.tree.map(lambda x: x[None], state)
+        state = game.step(state, player(batch, sub)[0], None)
+    assert int(state.step_count) == 41
+    np.testing.assert_array_equal(state.rewards, [1.0, -1.0])
+
+
+def test_ab_never_loses_to_random():
+    game = jaxgames.make("connect_four")
+    result = arena(game, make_opponent("perfect", game), random_policy, 20, jax.random.key(3))
+    assert result.overall.wins == result.overall.games
+
+
+@functools.cache
+def _fiar_brute(moves: tuple[int, ...]) -> int:
+    """Plain minimax score (Pons' convention) of a 6x8 position, for near-full boards."""
+    game = reference.ConnectFour(6, 8)
+    for m in moves:
+        game.play(m)
+    best = None
+    for a in game.legal():
+        child = reference.ConnectFour(6, 8)
+        for m in (*moves, a):
+            child.play(m)
+        if child.over:
+            score = (49 - len(moves)) // 2 if child.rewards[game.player] > 0 else 0
+        else:
+            score = -_fiar_brute((*moves, a))
+        best = score if best is None else max(best, score)
+    return best
+
+
+def test_fiar_6x8_positions_near_the_end_match_brute_force():
+    rng = np.random.default_rng(5)
+    solver = perfect_player(6, 8).solver
+    checked = 0
+    while checked < 4:
+        game = reference.ConnectFour(6, 8)
+        moves = []
+        while not game.over and len(moves) < 38:
+            a = int(rng.choice(game.legal()))
+            game.play(a)
+            moves.append(a)
+        if game.over:
+            continue
+        assert solver.solve(*solver.position(moves)) == _fiar_brute(tuple(moves)), moves
+        checked += 1
+
+
+def test_uci_set_counts_and_properties():
+    boards, outcomes = datasets.load_uci_connect4()
+    assert boards.shape == (67_557, 6, 7) and boards.dtype == np.int8
+    assert outcomes.shape == (67_557,) and outcomes.dtype == np.int8
+    assert [(outcomes == v).sum() for v in (1, -1, 0)] == [44_473, 16_635, 6_449]
+    assert np.all((boards != 0).sum(axis=(1, 2)) == 8)
+    assert np.all((boards == 1).sum(axis=(1, 2)) == 4)
+    keys = {b.tobytes() for b in boards}
+    mirrors = {b[:, ::-1].tobytes() for b in boards}
+    assert len(keys) == len(boards)
+    assert len(keys & mirrors) == sum(np.array_equal(b, b[:, ::-1]) for b in boards)
+    rng = np.random.default_rng(2)
+    for i in rng.choice(len(boards), 200, replace=False):
+        position, mask, stones = board_bits(boards[i])
+        assert np.sign(book_score(position + mask, stones)) == outcomes[i]
+        for stone in (1, 2):  # neither player could complete four with the next stone
+            for col in range(7):
+                game = reference.ConnectFour()
+                game.grid = boards[i].astype(int).tolist()
+                height = int((boards[i][:, col] != 0).sum())
+                if height == 6:
+                    continue
+                game.grid[height][col] = stone
+                assert not game._won(stone), (i, stone, col)

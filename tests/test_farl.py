@@ -1,0 +1,211 @@
+"""The player-centred update rows of TD/SARSA/Q-FARL, on hand-computed cases.
+
+A stub model reads values from a small table (feature = row index, identity output), so every
+target and delta below can be written down by hand.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames.approximators import ValueModel
+from jaxgames.learning import farl
+from jaxgames.learning.schedules import Schedule
+
+# values[player, board, action]
+TABLE = jnp.array(
+    [
+        [[0.3, 0.1], [0.5, 0.7], [0.2, 0.9], [-0.4, 0.0]],
+        [[0.6, 0.2], [-0.2, 0.4], [0.1, 0.3], [0.8, -0.5]],
+        [[0.0, 0.0], [0.25, 0.5], [-0.1, 0.2], [0.4, 0.6]],
+    ]
+)
+
+STUB = ValueModel(
+    num_players=3,
+    num_outputs=2,
+    output="identity",
+    init=lambda key: TABLE,
+    init_scratch=lambda p: None,
+    features=lambda s: jnp.zeros(1, jnp.int32),
+    afterstate_features=None,
+    value=lambda params, player, f, action: params[player, f[0], action],
+    update=None,
+)
+GAME2 = jaxgames.make("tictactoe")
+
+
+def state_of(mover: int, players: int = 2):
+    rewards = jnp.zeros(players, jnp.float32)
+    return GAME2.init(None).replace(current_player=jnp.int32(mover), rewards=rewards)
+
+
+def memory(players, last, valid, pending, actions=None, elig=None):
+    n = len(last)
+    h = 0 if elig is None else elig[0].shape[1]
+    elig_f, elig_a, elig_d, elig_v = (
+        elig
+        if elig is not None
+        else (
+            jnp.zeros((n, 0, 1), jnp.int32),
+            jnp.zeros((n, 0), jnp.int32),
+            jnp.zeros((n, 0)),
+            jnp.zeros((n, 0), bool),
+        )
+    )
+    del players, h
+    return farl.Memory(
+        last=jnp.asarray(last, jnp.int32)[:, None],
+        last_action=jnp.zeros(n, jnp.int32) if actions is None else jnp.asarray(actions),
+        last_valid=jnp.asarray(valid),
+        elig=elig_f,
+        elig_action=elig_a,
+        elig_deriv=elig_d,
+        elig_valid=elig_v,
+        pending=jnp.asarray(pending, jnp.float32),
+    )
+
+
+def decision(after_board, rewards, done, value, bootstrap=None, action=0, random=False):
+    after = GAME2.init(None).replace(
+        rewards=jnp.asarray(rewards, jnp.float32), terminated=jnp.bool_(done)
+    )
+    return farl._Decision(
+        jnp.int32(action),
+        jnp.bool_(random),
+        after,
+        jnp.array([after_board], jnp.int32),
+        jnp.float32(value),
+        jnp.float32(value if bootstrap is None else bootstrap),
+    )
+
+
+def spec(**kw):
+    base = dict(kind="td", alpha=Schedule("constant", 1.0), epsilon=Schedule("constant", 0.0))
+    return farl.LearnerSpec(**{**base, **kw})
+
+
+def test_td_links_the_movers_last_afterstate_to_its_new_one():
+    mem = memory(2, last=[1, 2], valid=[True, True], pending=[0.0, 0.0])
+    d = decision(after_board=3, rewards=[0, 0], done=False, value=0.45)
+    hits, new, abs_delta, updated = farl._mover_rows(
+        STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d
+    )
+    # target = 0 + 1.0 * V_0(new afterstate) = 0.45; V_0(board 1) = 0.5; delta = -0.05
+    assert int(hits.player[0]) == 0 and int(hits.features[0, 0]) == 1 and bool(hits.valid[0])
+    assert float(hits.signal[0]) == pytest.approx(-0.05)
+    assert float(abs_delta) == pytest.approx(0.05) and bool(updated)
+    assert int(new.last[0, 0]) == 3 and int(new.last[1, 0]) == 2  # only the mover's changes
+    np.testing.assert_allclose(new.pending, [0.0, 0.0])
+
+
+def test_td_game_end_gives_final_rewards_to_everyone():
+    mem = memory(2, last=[1, 3], valid=[True, True], pending=[0.0, 0.0])
+    d = decision(after_board=2, rewards=[1.0, -1.0], done=True, value=0.2)
+    hits, *_ = farl._mover_rows(STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d)
+    assert float(hits.signal[0]) == pytest.approx(1.0 - 0.5)  # mover: r, V(end) = 0
+    final = farl._final_rows(STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d)
+    # rows: player 0 (the mover: not here), player 1 (FARL part 1), terminal afterstate (part 2)
+    np.testing.assert_array_equal(final.valid, [False, True, True])
+    assert int(final.player[1]) == 1 and int(final.features[1, 0]) == 3
+    assert float(final.signal[1]) == pytest.approx(-1.0 - 0.8)  # V_1(board 3) = 0.8
+    assert int(final.player[2]) == 0 and int(final.features[2, 0]) == 2
+    assert float(final.signal[2]) == pytest.approx(0.0 - 0.2)
+
+
+def test_no_farl_switches_both_parts_off():
+    mem = memory(2, last=[1, 3], valid=[True, True], pending=[0.0, 0.0])
+    d = decision(after_board=2, rewards=[1.0, -1.0], done=True, value=0.2)
+    final = farl._final_rows(
+        STUB,
+        spec(farl_others=False, farl_terminal=False),
+        TABLE,
+        mem,
+        state_of(0),
+        jnp.zeros(1, jnp.int32),
+        d,
+    )
+    assert not bool(final.valid.any())
+
+
+def test_three_players_accumulate_pending_rewards():
+    mem = memory(3, last=[1, 1, 2], valid=[True, True, True], pending=[0.0, 0.5, 0.0])
+    d = decision(after_board=3, rewards=[0.2, 0.0, 1.0], done=True, value=0.1)
+    hits, *_ = farl._mover_rows(
+        STUB, spec(), TABLE, mem, state_of(1, 3), jnp.zeros(1, jnp.int32), d
+    )
+    # mover 1: target = (0.5 + 0.0) + 0 = 0.5; V_1(board 1) = -0.2
+    assert float(hits.signal[0]) == pytest.approx(0.7)
+    final = farl._final_rows(STUB, spec(), TABLE, mem, state_of(1, 3), jnp.zeros(1, jnp.int32), d)
+    np.testing.assert_array_equal(final.valid, [True, False, True, True])
+    assert float(final.signal[0]) == pytest.approx(0.2 - 0.5)  # V_0(board 1) = 0.5
+    assert float(final.signal[2]) == pytest.approx(1.0 - (-0.1))  # V_2(board 2) = -0.1
+
+
+def test_random_moves_are_skipped_unless_learning_from_them():
+    mem = memory(2, last=[1, 2], valid=[True, True], pending=[0.0, 0.0])
+    d = decision(after_board=3, rewards=[0, 0], done=False, value=0.45, random=True)
+    for learn, expected in ((True, True), (False, False)):
+        s = spec(learn_from_random_moves=learn)
+        hits, new, *_ = farl._mover_rows(
+            STUB, s, TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d
+        )
+        assert bool(hits.valid[0]) == expected
+        assert int(new.last[0, 0]) == 3  # the new board is remembered either way
+
+
+def test_sarsa_and_q_targets():
+    mem = memory(2, last=[1, 0], valid=[True, True], pending=[0.0, 0.0], actions=[1, 0])
+    # SARSA: previous pair (board 1, action 1) -> Q_0 = 0.7; new pair value 0.9 (board 2, a 1)
+    d = decision(after_board=0, rewards=[0, 0], done=False, value=0.9, action=1)
+    hits, new, *_ = farl._mover_rows(
+        STUB, spec(kind="sarsa"), TABLE, mem, state_of(0), jnp.array([2], jnp.int32), d
+    )
+    assert float(hits.signal[0]) == pytest.approx(0.9 - 0.7)
+    assert int(new.last[0, 0]) == 2 and int(new.last_action[0]) == 1
+    # Q: the bootstrap is the best legal Q of the new state, whatever was played.
+    d = decision(after_board=0, rewards=[0, 0], done=False, value=0.2, bootstrap=0.9, action=0)
+    hits, *_ = farl._mover_rows(
+        STUB, spec(kind="q"), TABLE, mem, state_of(0), jnp.array([2], jnp.int32), d
+    )
+    assert float(hits.signal[0]) == pytest.approx(0.9 - 0.7)
+    # The pair that ends a game moves toward that move's reward.
+    d = decision(after_board=0, rewards=[1.0, -1.0], done=True, value=0.2, action=0)
+    final = farl._final_rows(
+        STUB, spec(kind="sarsa"), TABLE, mem, state_of(0), jnp.array([2], jnp.int32), d
+    )
+    assert bool(final.valid[-1]) and float(final.signal[-1]) == pytest.approx(1.0 - 0.2)
+    assert int(final.features[-1, 0]) == 2 and int(final.action[-1]) == 0
+
+
+def test_eligibility_rows_share_the_error_with_lambda_powers():
+    elig = (
+        jnp.array([[[2], [3]], [[0], [0]]], jnp.int32),
+        jnp.zeros((2, 2), jnp.int32),
+        jnp.array([[0.5, 0.25], [1.0, 1.0]]),
+        jnp.array([[True, True], [False, False]]),
+    )
+    mem = memory(2, last=[1, 0], valid=[True, True], pending=[0.0, 0.0], elig=elig)
+    d = decision(after_board=3, rewards=[0, 0], done=False, value=0.9)
+    s = spec(lam=0.5, horizon=3)
+    hits, new, *_ = farl._mover_rows(STUB, s, TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d)
+    delta = 0.9 - 0.5
+    np.testing.assert_allclose(
+        hits.signal, [delta, delta * 0.5 * 0.5, delta * 0.25 * 0.25], rtol=1e-6
+    )
+    np.testing.assert_array_equal(hits.features[:, 0], [1, 2, 3])
+    # The updated board (1) joins the history at the front; the oldest (3) drops out.
+    np.testing.assert_array_equal(new.elig[0, :, 0], [1, 2])
+    assert float(new.elig_deriv[0, 0]) == pytest.approx(1.0)
+
+
+def test_learner_spec_rejects_bad_settings():
+    with pytest.raises(ValueError, match="kind 'mc'"):
+        farl.LearnerSpec(kind="mc")
+    with pytest.raises(ValueError, match="horizon"):
+        dataclasses.replace(farl.LearnerSpec(), horizon=0)

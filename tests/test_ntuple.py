@@ -1,0 +1,249 @@
+"""n-tuple networks: indices, incremental afterstates, symmetries, the sparse update, TCL."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jaxgames
+from jaxgames.approximators import ntuple, ntuple_model, tabular
+from tests.helpers import GAME_VARIANTS, max_game_length, play, random_games, variant_id
+
+TTT = jaxgames.make("tictactoe")
+C4 = jaxgames.make("connect_four")
+
+
+def random_params(net, key, scale=0.3):
+    params = ntuple.init(net)
+    w = jax.random.uniform(key, params["w"].shape, minval=-scale, maxval=scale)
+    return {**params, "w": w}
+
+
+def test_indices_read_cells_in_base_p_first_cell_least_significant():
+    net = ntuple.make_ntuple(TTT.board_spec, [[0, 4, 8], [2, 5]], 2, symmetries=False)
+    state = play(TTT, [0, 4, 5])  # X on 0 and 5, O on 4
+    idx = np.asarray(ntuple.indices(net, TTT.board_spec.encode(state)))
+    # tuple 0 reads cells 0, 4, 8 = (1, 2, 0): 1 + 2*3 + 0*9 = 7; tuple 1 reads (0, 1) -> 3,
+    # offset by the 27 entries of tuple 0.
+    np.testing.assert_array_equal(idx, [7, 27 + 3])
+    assert net.table_size == 27 + 9
+
+
+def test_sparse_update_equals_dense_gradient_step():
+    """Distinct boards, no symmetries: the scatter-add equals a dense jax.grad step."""
+    net = ntuple.make_ntuple(
+        TTT.board_spec, [[0, 1, 2], [3, 4, 5, 6]], 2, symmetries=False, output="identity"
+    )
+    boards = [play(TTT, moves) for moves in ([0], [4, 1], [8, 3, 2], [6, 7, 5, 4])]
+    idx = jnp.stack([ntuple.indices(net, TTT.board_spec.encode(b)) for b in boards])
+    players = jnp.array([0, 1, 0, 1])
+    signal = jnp.array([0.5, -1.0, 0.25, 2.0])
+    params = random_params(net, jax.random.key(0))
+    alpha = 0.3
+
+    def objective(w):  # d/dw of sum_m signal_m * V_{p_m}(board_m): the TD semi-gradient
+        values = jax.vmap(lambda p, i: ntuple.value(net, {"w": w}, p, i))(players, idx)
+        return jnp.sum(signal * values)
+
+    dense = params["w"] + alpha * net.step_scale * jax.grad(objective)(params["w"])
+    hits = ntuple.Hits(players, jnp.zeros(4, jnp.int32), idx, signal, jnp.ones(4, bool))
+    for combine in ("sequential", "mean"):
+        sparse, counts = ntuple.update(net, params, hits, alpha, ntuple.init_counts(net), combine)
+        np.testing.assert_allclose(sparse["w"][:-1], dense[:-1], rtol=1e-6, atol=1e-7)
+        assert int(jnp.abs(counts).sum()) == 0, "the scratch counts must come back zeroed"
+
+
+def test_symmetric_copies_reading_one_entry_change_it_once():
+    """On the empty board all 8 symmetric copies read the same entry: it moves once."""
+    net = ntuple.make_ntuple(
+        TTT.board_spec, [list(range(9))], 1, symmetries=True, output="identity"
+    )
+    idx = ntuple.indices(net, TTT.board_spec.encode(TTT.init(None)))
+    assert len(set(np.asarray(idx).tolist())) == 1
+    hits = ntuple.Hits(
+        jnp.zeros(1, jnp.int32),
+        jnp.zeros(1, jnp.int32),
+        idx[None],
+        jnp.array([1.0]),
+        jnp.ones(1, bool),
+    )
+    new, _ = ntuple.update(net, ntuple.init(net), hits, 0.8, ntuple.init_counts(net))
+    assert float(new["w"][idx[0]]) == pytest.approx(0.8 / 8)
+    assert float(jnp.abs(new["w"]).sum() - jnp.abs(new["w"][-1])) == pytest.approx(0.8 / 8)
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 40])
+def test_hits_from_several_games_combine_like_sequential_updates(k):
+    """k games updating the same board toward the same target move it as k sequential
+    updates would: by (1 - (1 - r)^k) of the way instead of r (r = alpha * step share)."""
+    net = ntuple.make_ntuple(
+        TTT.board_spec, [list(range(9))], 1, symmetries=False, output="identity"
+    )
+    idx = ntuple.indices(net, TTT.board_spec.encode(play(TTT, [4])))
+    alpha, target = 0.3, 1.0
+    hits = ntuple.Hits(
+        jnp.zeros(k, jnp.int32),
+        jnp.zeros(k, jnp.int32),
+        jnp.broadcast_to(idx, (k, 1)),
+        jnp.full(k, target),
+        jnp.ones(k, bool),
+    )
+    new, _ = ntuple.update(net, ntuple.init(net), hits, alpha, ntuple.init_counts(net))
+    sequential = 0.0
+    for _ in range(k):
+        sequential += alpha * (target - sequential)
+    assert float(ntuple.value(net, new, 0, idx)) == pytest.approx(sequential, rel=1e-5)
+    mean, _ = ntuple.update(net, ntuple.init(net), hits, alpha, ntuple.init_counts(net), "mean")
+    assert float(ntuple.value(net, mean, 0, idx)) == pytest.approx(alpha * target, rel=1e-5)
+
+
+def test_invalid_hits_change_no_weight():
+    net = ntuple.make_ntuple(TTT.board_spec, [[0, 1, 2]], 2, symmetries=True)
+    idx = ntuple.indices(net, TTT.board_spec.encode(play(TTT, [0, 4])))
+    hits = ntuple.Hits(
+        jnp.zeros(2, jnp.int32),
+        jnp.zeros(2, jnp.int32),
+        jnp.broadcast_to(idx, (2, idx.shape[0])),
+        jnp.array([1.0, jnp.nan]),
+        jnp.array([False, False]),
+    )
+    new, counts = ntuple.update(net, ntuple.init(net), hits, 1.0, ntuple.init_counts(net))
+    np.testing.assert_array_equal(ntuple.weights(net, new), 0.0)
+    assert int(jnp.abs(counts).sum()) == 0
+
+
+def test_tcl_scales_steps_by_the_coherence_of_past_changes():
+    net = ntuple.make_ntuple(
+        TTT.board_spec,
+        [[0, 1]],
+        1,
+        symmetries=False,
+        output="identity",
+        tcl="identity",
+        tcl_init=1e-4,
+    )
+    idx = ntuple.indices(net, TTT.board_spec.encode(play(TTT, [0])))
+    params, counts = ntuple.init(net), ntuple.init_counts(net)
+
+    def hit(signal):
+        return ntuple.Hits(
+            jnp.zeros(1, jnp.int32),
+            jnp.zeros(1, jnp.int32),
+            idx[None],
+            jnp.array([signal]),
+            jnp.ones(1, bool),
+        )
+
+    entry = int(idx[0])
+    params, counts = ntuple.update(net, params, hit(1.0), 1.0, counts)
+    assert float(params["w"][entry]) == pytest.approx(1.0)  # |N|/A = 1 at the start
+    params, counts = ntuple.update(net, params, hit(-1.0), 1.0, counts)
+    # N = 1e-4 + 1, A = 1e-4 + 1: factor ~1 for the second step too
+    assert float(params["w"][entry]) == pytest.approx(0.0, abs=1e-3)
+    np.testing.assert_allclose(params["tcl"][entry], [1e-4, 1e-4 + 2.0], atol=1e-6)
+    params, counts = ntuple.update(net, params, hit(1.0), 1.0, counts)
+    # Now |N| / A = 1e-4 / 2: the step nearly vanishes.
+    assert float(params["w"][entry]) == pytest.approx(0.0, abs=1e-3)
+    exp_net = ntuple.make_ntuple(TTT.board_spec, [[0, 1]], 1, tcl="exponential", tcl_beta=2.7)
+    acc = jnp.array([[0.0, 1.0], [1.0, 1.0], [0.5, 1.0]])
+    np.testing.assert_allclose(
+        ntuple.tcl_factor(exp_net, acc), np.exp(2.7 * (np.array([0.0, 1.0, 0.5]) - 1)), rtol=1e-6
+    )
+
+
+@functools.cache
+def _checkers(name, options):
+    game = jaxgames.make(name, **dict(options))
+    spec = game.board_spec
+    tuples = ntuple.random_walk_tuples(
+        spec.neighbours, 6, min(4, spec.num_cells), jax.random.key(1)
+    )
+    net = ntuple.make_ntuple(spec, tuples, game.num_players, symmetries=True)
+    model = ntuple_model(game, net)
+    full = jax.jit(jax.vmap(model.features))
+    after_all = jax.jit(jax.vmap(jax.vmap(game.afterstate, in_axes=(None, 0)), in_axes=(0, None)))
+    incremental = jax.jit(jax.vmap(model.afterstate_features))
+    return game, net, model, full, after_all, incremental
+
+
+@pytest.mark.parametrize("variant", GAME_VARIANTS, ids=variant_id)
+def test_incremental_afterstate_indices_equal_full_reindexing(variant):
+    name, options = variant
+    game, _, _, full, after_all, incremental = _checkers(name, tuple(options.items()))
+    _, states = random_games(game, 16, max_game_length(game), jax.random.key(3))
+    states = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), states)
+    live = ~np.asarray(states.terminated)
+    states = jax.tree.map(lambda x: x[live], states)
+    actions = jnp.arange(game.num_actions)
+    after = after_all(states, actions)  # [S, A]
+    expected = jax.vmap(full)(after)
+    got = incremental(states, full(states))
+    legal = np.asarray(states.legal_action_mask)
+    np.testing.assert_array_equal(np.asarray(got)[legal], np.asarray(expected)[legal])
+
+
+@pytest.mark.parametrize("name", ["tictactoe", "connect_four", "nim"])
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 2**30), depth=st.integers(0, 8))
+def test_values_are_invariant_under_board_symmetries(name, seed, depth):
+    game = jaxgames.make(name)
+    spec = game.board_spec
+    tuples = ntuple.random_walk_tuples(
+        spec.neighbours, 5, min(3, spec.num_cells), jax.random.key(seed)
+    )
+    v_net = ntuple.make_ntuple(spec, tuples, 2, symmetries=True)
+    q_net = ntuple.make_ntuple(spec, tuples, 2, num_outputs=game.num_actions, symmetries=True)
+    _, states = random_games(game, 1, max_game_length(game), jax.random.key(seed))
+    state = jax.tree.map(lambda x: x[0, min(depth, max_game_length(game) - 1)], states)
+    encoded = np.asarray(spec.encode(state))
+    v_params = random_params(v_net, jax.random.key(seed + 1))
+    q_params = random_params(q_net, jax.random.key(seed + 2))
+    base_idx = ntuple.indices(v_net, jnp.asarray(encoded))
+    v = float(ntuple.value(v_net, v_params, 1, base_idx))
+    q = np.asarray(ntuple.q_values(q_net, q_params, 1, ntuple.indices(q_net, jnp.asarray(encoded))))
+    for s, perm in enumerate(spec.symmetries):
+        moved = encoded[perm]  # the board as symmetry s shows it
+        assert float(
+            ntuple.value(v_net, v_params, 1, ntuple.indices(v_net, jnp.asarray(moved)))
+        ) == pytest.approx(v, rel=1e-5, abs=1e-6)
+        q_sym = np.asarray(
+            ntuple.q_values(q_net, q_params, 1, ntuple.indices(q_net, jnp.asarray(moved)))
+        )
+        np.testing.assert_allclose(q_sym[spec.action_symmetries[s]], q, rtol=1e-5, atol=1e-6)
+
+
+def test_random_walk_tuples_are_seeded_connected_and_distinct():
+    spec = C4.board_spec
+    a = ntuple.random_walk_tuples(spec.neighbours, 20, 8, jax.random.key(4))
+    b = ntuple.random_walk_tuples(spec.neighbours, 20, 8, jax.random.key(4))
+    c = ntuple.random_walk_tuples(spec.neighbours, 20, 8, jax.random.key(5))
+    assert a == b and a != c
+    for t in a:
+        assert len(t) == 8 and len(set(t)) == 8
+        for cell in t[1:]:  # every cell is adjacent to one seen before it
+            assert any(cell in spec.neighbours[prev] for prev in t[: t.index(cell)])
+
+
+def test_bad_tuples_and_modes_are_rejected():
+    with pytest.raises(ValueError, match="bad tuple"):
+        ntuple.make_ntuple(TTT.board_spec, [[0, 0, 1]], 2)
+    with pytest.raises(ValueError, match="bad tuple"):
+        ntuple.make_ntuple(TTT.board_spec, [[0, 9]], 2)
+    with pytest.raises(ValueError, match="tcl='fast'"):
+        ntuple.make_ntuple(TTT.board_spec, [[0, 1]], 2, tcl="fast")
+    with pytest.raises(ValueError, match="too large"):
+        tabular.make_tabular(C4.board_spec, 2)
+
+
+def test_tabular_is_one_whole_board_tuple():
+    net = tabular.make_tabular(TTT.board_spec, 2)
+    assert net.table_size == 3**9 and net.num_symmetries == 1
+    a = ntuple.indices(net, TTT.board_spec.encode(play(TTT, [0, 1])))
+    b = ntuple.indices(net, TTT.board_spec.encode(play(TTT, [1, 0])))
+    assert int(a[0]) != int(b[0])

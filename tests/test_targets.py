@@ -1,0 +1,81 @@
+"""Learning targets, the eligibility horizon and schedules on hand-computed values."""
+
+from __future__ import annotations
+
+import chex
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxgames.learning import targets
+from jaxgames.learning.schedules import Schedule
+
+
+class TargetsTest(chex.TestCase):
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_td_target_and_error(self):
+        td_error = self.variant(targets.td_error)
+        v_tm1 = jnp.array([0.5, 0.2, -0.1])
+        r_t = jnp.array([0.0, 1.0, 0.0])
+        discount_t = jnp.array([1.0, 0.0, 0.9])  # the middle transition ends the game
+        v_t = jnp.array([0.7, 0.3, 0.4])
+        np.testing.assert_allclose(
+            td_error(v_tm1, r_t, discount_t, v_t), [0.2, 0.8, 0.46], rtol=1e-6
+        )
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_sarsa_target_reads_the_taken_action(self):
+        sarsa = self.variant(targets.sarsa_target)
+        q_t = jnp.array([[0.1, 0.9, -0.3], [0.5, 0.2, 0.4]])
+        out = sarsa(jnp.array([0.0, 1.0]), jnp.array([1.0, 0.5]), q_t, jnp.array([2, 0]))
+        np.testing.assert_allclose(out, [-0.3, 1.25], rtol=1e-6)
+
+    @chex.variants(with_jit=True, without_jit=True)
+    def test_q_learning_target_maxes_over_legal_actions_only(self):
+        q_target = self.variant(targets.q_learning_target)
+        q_t = jnp.array([[0.1, 0.9, -0.3], [0.5, 0.2, 0.4], [1.0, 2.0, 3.0]])
+        legal = jnp.array([[True, False, True], [True, True, True], [False, False, False]])
+        out = q_target(jnp.zeros(3), jnp.array([1.0, 0.5, 1.0]), q_t, legal)
+        np.testing.assert_allclose(out, [0.1, 0.25, 0.0], rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("lam", "cut", "h"),
+    [(0.0, 0.1, 1), (0.5, 0.1, 4), (0.5, 0.01, 7), (0.8, 0.1, 11), (0.9, 0.1, 22)],
+)
+def test_horizon(lam, cut, h):
+    assert targets.horizon(lam, cut) == h
+    assert lam ** (h - 1) >= cut - 1e-12 and (lam == 0 or lam**h < cut)
+
+
+@pytest.mark.parametrize(("lam", "cut"), [(1.0, 0.1), (-0.1, 0.1), (0.5, 0.0)])
+def test_horizon_rejects_bad_values(lam, cut):
+    with pytest.raises(ValueError):
+        targets.horizon(lam, cut)
+
+
+@pytest.mark.parametrize(
+    ("schedule", "values"),
+    [
+        (Schedule("constant", 0.3), [0.3, 0.3, 0.3]),
+        (Schedule("linear", 0.1, 0.0, 100), [0.1, 0.05, 0.0]),
+        (Schedule("exponential", 1.0, 0.5, 100), [1.0, 2**-0.5, 0.5]),
+        (Schedule("anneal", 0.9, 0.0, 0, 0.99), [0.9, 0.9 * 0.99**50, 0.9 * 0.99**100]),
+        (Schedule("inverse", 1.0, 0.0, 50), [1.0, 0.5, 1 / 3]),
+    ],
+)
+def test_schedules(schedule, values):
+    got = [float(schedule(g)) for g in (0, 50, 100)]
+    np.testing.assert_allclose(got, values, rtol=1e-5)
+    assert float(schedule(10_000)) == pytest.approx(float(schedule(10_000)))
+
+
+def test_schedule_resolve_and_validation():
+    assert Schedule("linear", 0.1, 0.0).resolve(5000).games == 5000
+    assert Schedule("linear", 0.1, 0.0, 10).resolve(5000).games == 10
+    with pytest.raises(ValueError, match="kind 'cosine'"):
+        Schedule("cosine", 0.1)
+    with pytest.raises(ValueError, match="start > 0 and end > 0"):
+        Schedule("exponential", 1.0, 0.0)
+    with pytest.raises(ValueError, match="anneal factor"):
+        Schedule("anneal", 0.9, 0.0, 0, 1.5)
