@@ -6,6 +6,14 @@ from jaxgames.registry import available_games, make
 
 __version__ = "0.1.0"
 
+
+def load(path):
+    """Loads a trained agent from a run folder or checkpoint (see `jaxgames.agent.load`)."""
+    from jaxgames.agent import load as _load
+
+    return _load(path)
+
+
 __all__ = [
     "Game",
     "State",
@@ -13,5 +21,6 @@ __all__ = [
     "available_games",
     "checked_step",
     "legal_actions",
+    "load",
     "make",
 ]

@@ -88,12 +88,27 @@ class AlgorithmConfig:
 
 @dataclasses.dataclass(frozen=True)
 class TrainConfig:
-    """The training run: total games, lockstep batch size B, moves per jitted chunk, seed."""
+    """The training run.
+
+    games: train until this many games have finished.
+    batch_size: B games in lockstep.
+    chunk_steps: lockstep moves per jitted chunk (0 = automatic).
+    seed: the run's PRNG seed.
+    checkpoint_every: save a checkpoint every this many games (0 = only at the end).
+    keep_checkpoints: how many recent checkpoints to keep.
+    log_every: write a metrics record every this many games (0 = about 100 per run).
+    tensorboard: also write the records as TensorBoard scalars to RUN/tensorboard (needs the
+        `tensorboard` extra: pip install "jaxgames[tensorboard]").
+    """
 
     games: int = 10_000
     batch_size: int = 64
     chunk_steps: int = 0
     seed: int = 0
+    checkpoint_every: int = 0
+    keep_checkpoints: int = 3
+    log_every: int = 0
+    tensorboard: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,6 +149,10 @@ def check_config(config: Config) -> None:
         problems.append(f"train.batch_size={t.batch_size}: expected >= 1")
     if t.chunk_steps < 0:
         problems.append(f"train.chunk_steps={t.chunk_steps}: expected >= 0 (0 = automatic)")
+    if t.checkpoint_every < 0 or t.log_every < 0:
+        problems.append("train.checkpoint_every and train.log_every must be >= 0")
+    if t.keep_checkpoints < 1:
+        problems.append(f"train.keep_checkpoints={t.keep_checkpoints}: expected >= 1")
     if not 0.0 <= a.gamma <= 1.0:
         problems.append(f"algorithm.gamma={a.gamma}: expected in [0, 1]")
     if not 0.0 <= a.lam < 1.0:

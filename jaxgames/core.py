@@ -126,6 +126,18 @@ class Game:
         return f"Game({self.name}{', ' if opts else ''}{opts})"
 
 
+def new_state(board: Array, legal_action_mask: Array, num_players: int) -> State:
+    """The state at the start of a game: player 0 to move, no rewards, no moves yet."""
+    return State(
+        board=board,
+        current_player=jnp.int32(0),
+        legal_action_mask=legal_action_mask,
+        rewards=jnp.zeros(num_players, jnp.float32),
+        terminated=jnp.bool_(False),
+        step_count=jnp.int32(0),
+    )
+
+
 def where_tree(pred: Array, on_true: Any, on_false: Any) -> Any:
     """`jnp.where` over two pytrees of the same structure with a scalar (unbatched) predicate."""
     return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)

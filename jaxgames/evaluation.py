@@ -245,3 +245,68 @@ def arena(
         for s in np.unique(agent_player)
     }
     return ArenaResult(summarize(mine, sole, shared), by_seat)
+
+
+def uci_connect4_accuracy(
+    values,
+    boards: np.ndarray,
+    outcomes: np.ndarray,
+    game: Game,
+    draw_band: float = 0.1,
+    batch_size: int = 4096,
+) -> dict:
+    """How well an agent's values predict the UCI Connect-4 labels.
+
+    Args:
+        values: batched `values(states) -> float32[B]`, the agent's value of each position for
+            the player to move (the first player in every UCI position).
+        boards, outcomes: `jaxgames.datasets.load_uci_connect4()`.
+        game: the 6x7 connect_four game.
+        draw_band: values with |v| below it predict a draw (for the three-way accuracy).
+
+    Returns:
+        {"decisive_accuracy": sign accuracy over won and lost positions,
+         "three_way_accuracy": accuracy over all positions with the draw band,
+         "positions": count}
+    """
+    from jaxgames.games.connect_four import state_from_board
+
+    fn = jax.jit(lambda b: values(state_from_board(game, b)))
+    predicted = np.concatenate(
+        [np.asarray(fn(boards[i : i + batch_size])) for i in range(0, len(boards), batch_size)]
+    )
+    decisive = outcomes != 0
+    sign = np.sign(predicted)
+    three = np.where(np.abs(predicted) < draw_band, 0, sign)
+    return {
+        "decisive_accuracy": float(np.mean(sign[decisive] == outcomes[decisive])),
+        "three_way_accuracy": float(np.mean(three == outcomes)),
+        "positions": len(outcomes),
+    }
+
+
+def uci_connect4_versus(
+    game: Game,
+    agent: Policy | ParamPolicy,
+    opponent: Policy | ParamPolicy,
+    boards: np.ndarray,
+    key: jax.Array,
+    batch_size: int = 8192,
+) -> Result:
+    """Seed 003's protocol: the agent (the first player, to move) plays every UCI position to
+    the end against `opponent`. Returns the agent's Result over all positions."""
+    from jaxgames.games.connect_four import state_from_board
+
+    policies = [as_param_policy(agent), as_param_policy(opponent)]
+    fns = tuple(p.fn for p in policies)
+    params = tuple(p.params for p in policies)
+    rewards = []
+    for i, start in enumerate(range(0, len(boards), batch_size)):
+        chunk = boards[start : start + batch_size]
+        states = state_from_board(game, chunk)
+        assign = jnp.tile(jnp.asarray([[0, 1]], jnp.int32), (len(chunk), 1))
+        r, done = _play(game, fns, params, assign, states, jax.random.fold_in(key, i), 10_000)
+        assert bool(jnp.all(done))
+        rewards.append(np.asarray(r)[:, 0])
+    mine = np.concatenate(rewards)
+    return summarize(mine, mine > 0, mine == 0)

@@ -9,6 +9,10 @@ chunks, and between them reports progress, evaluates and hands the carry to call
 from __future__ import annotations
 
 import dataclasses
+import json
+import pathlib
+import signal
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +23,7 @@ import numpy as np
 import jaxgames
 from jaxgames import evaluation
 from jaxgames.approximators import ValueModel, ntuple, ntuple_model, tabular
-from jaxgames.config import Config
+from jaxgames.config import Config, to_dict
 from jaxgames.core import Game
 from jaxgames.learning import farl
 from jaxgames.learning.targets import horizon
@@ -142,75 +146,235 @@ class TrainResult:
     history: list[dict]
     wall_time: float
     compile_time: float
+    interrupted: bool = False
 
     @property
     def params(self) -> Any:
         return self.carry.params
 
 
+class TrainingError(RuntimeError):
+    """Training cannot go on (e.g. the values diverged)."""
+
+
+class _StopFlag:
+    """SIGINT (Ctrl-C) asks the loop to stop after the current chunk; a second one aborts."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = None
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def __exit__(self, *exc):
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+        return False
+
+
+def _tensorboard_writer(folder: pathlib.Path):
+    try:
+        from tensorboardX import SummaryWriter
+    except ImportError:
+        raise ValueError(
+            'train.tensorboard needs tensorboardX: pip install "jaxgames[tensorboard]"'
+        ) from None
+    return SummaryWriter(str(folder))
+
+
+def _log_every(config: Config) -> int:
+    return config.train.log_every or max(1, config.train.games // 100)
+
+
 def train(
     config: Config,
+    run_dir: str | pathlib.Path | None = None,
     progress: bool = True,
     on_eval: Callable[[dict], None] | None = None,
-    carry: farl.Carry | None = None,
+    resume: bool = False,
 ) -> TrainResult:
     """Trains until `config.train.games` games have finished, evaluating every `eval.every`.
 
     Args:
         config: the experiment.
-        progress: show a progress bar (tqdm) with games/s, epsilon, alpha, last evaluation.
-        on_eval: called with each evaluation record (games, moves, wall time, results).
-        carry: resume from this carry instead of a fresh start.
+        run_dir: a run folder for the resolved config, metrics (JSON lines), checkpoints
+            (every `train.checkpoint_every` games and at the end) and the learning curve.
+        progress: show a progress bar (games/s, epsilon, alpha, last evaluation).
+        on_eval: called with each evaluation record.
+        resume: continue from the newest checkpoint in `run_dir` (the config may change
+            schedules, budget and evaluation, not the game, approximator or batch size).
+
+    Ctrl-C stops after the current chunk, saves a checkpoint (with `run_dir`) and returns with
+    `interrupted=True`; a second Ctrl-C aborts at once.
+
+    Raises:
+        TrainingError: the TD errors became NaN or infinite (the run diverged).
+        CheckpointError: resuming from a missing or incompatible checkpoint, or a failed save.
     """
     from tqdm.auto import tqdm
 
+    from jaxgames import checkpoint
+
     learner = make_learner(config)
     total, every = config.train.games, config.eval.every
-    key = jax.random.key(config.train.seed)
-    run_key, eval_key = jax.random.split(key)
-    if carry is None:
-        carry = learner.init(run_key)
+    run_key, eval_key = jax.random.split(jax.random.key(config.train.seed))
+    carry = learner.init(run_key)
     history: list[dict] = []
-    start = time.perf_counter()
+    elapsed0 = 0.0
+    metrics_file = tensorboard = None
+    if run_dir is not None:
+        run_dir = pathlib.Path(run_dir)
+        if resume:
+            saved, meta, _, _ = checkpoint.read_meta(run_dir)
+            checkpoint.check_compatible(config, saved)
+            carry, meta = checkpoint.restore(run_dir, carry)
+            elapsed0 = float(meta.get("train_seconds", 0.0))
+        elif checkpoint.latest_step(run_dir) is not None:
+            raise checkpoint.CheckpointError(
+                f"{run_dir} already holds a run; pass --resume to continue it, or choose "
+                "another --run-dir"
+            )
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "config.json").write_text(json.dumps(to_dict(config), indent=2) + "\n")
+        metrics_file = (run_dir / "metrics.jsonl").open("a")
+        if config.train.tensorboard:
+            tensorboard = _tensorboard_writer(run_dir / "tensorboard")
     compile_start = time.perf_counter()
     chunk = learner.chunk.lower(carry).compile()
     compile_time = time.perf_counter() - compile_start
-    train_time = 0.0
-    next_eval = every if every else total
+    train_time = elapsed0
+    games = int(carry.games)
+    next_eval = (games // every + 1) * every if every else total
+    next_log = (games // _log_every(config) + 1) * _log_every(config)
+    ckpt_every = config.train.checkpoint_every
+    next_ckpt = (games // ckpt_every + 1) * ckpt_every if ckpt_every else None
 
-    def record(games: int, moves: int) -> dict:
+    def new_window() -> dict:
+        """Totals since the last metrics record."""
+        return {
+            "games": games,
+            "moves": int(carry.moves),
+            "time": train_time,
+            "delta": 0.0,
+            "updates": 0,
+        }
+
+    window = new_window()
+
+    def write(record: dict) -> None:
+        if metrics_file is not None:
+            metrics_file.write(json.dumps(record) + "\n")
+            metrics_file.flush()
+        if tensorboard is not None:
+            for name, value in record.items():
+                if isinstance(value, int | float) and name != "train_games":
+                    tensorboard.add_scalar(f"{record['kind']}/{name}", value, record["train_games"])
+            tensorboard.flush()
+
+    def evaluate(games: int) -> dict:
+        checkpoint.check_finite(carry.params, f"after {games:,} games")
         result = learner.evaluate(carry.params, jax.random.fold_in(eval_key, games))
         entry = {
+            "kind": "eval",
             "train_games": games,
-            "train_moves": moves,
+            "train_moves": int(carry.moves),
             "train_seconds": round(train_time, 3),
+            "opponent": config.eval.opponent,
             **result.to_dict(),
         }
         history.append(entry)
+        write(entry)
         if on_eval:
             on_eval(entry)
         return entry
 
+    def save() -> None:
+        if run_dir is not None:
+            checkpoint.save(
+                run_dir,
+                carry,
+                config,
+                {"train_seconds": round(train_time, 3)},
+                keep=config.train.keep_checkpoints,
+            )
+
+    start = time.perf_counter()
     bar = tqdm(total=total, unit="game", disable=not progress, dynamic_ncols=True)
-    games = int(carry.games)
     bar.update(min(games, total))
-    last = ""
-    while games < total:
-        tick = time.perf_counter()
-        carry, _ = chunk(carry)
-        games = int(carry.games)
-        train_time += time.perf_counter() - tick
-        bar.update(min(games, total) - bar.n)
-        bar.set_postfix_str(
-            f"{games / max(train_time, 1e-9):,.0f} games/s, "
-            f"eps {float(learner.spec.epsilon(games)):.3f}, "
-            f"alpha {float(learner.spec.alpha(games)):.3g}{last}",
-            refresh=False,
-        )
-        if games >= next_eval and games < total:
-            entry = record(games, int(carry.moves))
-            last = f", eval {entry['score']:+.3f}"
-            next_eval += every
-    bar.close()
-    record(games, int(carry.moves))
-    return TrainResult(learner, carry, history, time.perf_counter() - start, compile_time)
+    last_eval = ""
+    interrupted = False
+    try:
+        with _StopFlag() as stop:
+            while games < total:
+                tick = time.perf_counter()
+                carry, metrics = chunk(carry)
+                games = int(carry.games)
+                train_time += time.perf_counter() - tick
+                window["delta"] += float(metrics.abs_delta_sum)
+                window["updates"] += int(metrics.updates)
+                if not np.isfinite(window["delta"]):
+                    raise TrainingError(
+                        f"the TD errors became NaN or infinite after {games:,} games: the run "
+                        f"diverged; lower algorithm.alpha (now {config.algorithm.alpha}). "
+                        "The last checkpoint (if any) is from before the divergence."
+                    )
+                epsilon = float(learner.spec.epsilon(games))
+                alpha = float(learner.spec.alpha(games))
+                bar.update(min(games, total) - bar.n)
+                bar.set_postfix_str(
+                    f"{(games - window['games']) / max(train_time - window['time'], 1e-9):,.0f}"
+                    f" games/s, eps {epsilon:.3f}, alpha {alpha:.3g}{last_eval}",
+                    refresh=False,
+                )
+                if games >= next_log:
+                    seconds = train_time - window["time"]
+                    write(
+                        {
+                            "kind": "train",
+                            "train_games": games,
+                            "train_moves": int(carry.moves),
+                            "train_seconds": round(train_time, 3),
+                            "games_per_s": round((games - window["games"]) / max(seconds, 1e-9), 1),
+                            "moves_per_s": round(
+                                (int(carry.moves) - window["moves"]) / max(seconds, 1e-9), 1
+                            ),
+                            "epsilon": epsilon,
+                            "alpha": alpha,
+                            "mean_abs_delta": window["delta"] / max(window["updates"], 1),
+                        }
+                    )
+                    window = new_window()
+                    next_log += _log_every(config)
+                if games >= next_eval and games < total:
+                    last_eval = f", eval {evaluate(games)['score']:+.3f}"
+                    next_eval += every
+                if next_ckpt is not None and games >= next_ckpt:
+                    save()
+                    next_ckpt += ckpt_every
+                if stop.requested:
+                    interrupted = True
+                    break
+    finally:
+        bar.close()
+    save()
+    if not interrupted:
+        evaluate(games)
+        if run_dir is not None and history:
+            from jaxgames import plots
+
+            plots.learning_curve(run_dir / "metrics.jsonl", run_dir / "curve.png")
+    if metrics_file is not None:
+        metrics_file.close()
+    if tensorboard is not None:
+        tensorboard.close()
+    return TrainResult(
+        learner, carry, history, time.perf_counter() - start + elapsed0, compile_time, interrupted
+    )

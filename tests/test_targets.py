@@ -70,6 +70,16 @@ def test_schedules(schedule, values):
     assert float(schedule(10_000)) == pytest.approx(float(schedule(10_000)))
 
 
+def test_an_offset_restarts_a_schedule_where_a_resumed_run_begins():
+    first = Schedule("anneal", 0.9, 0.0, 0, 0.99999)
+    reached = float(first(1_000_000))
+    assert reached == pytest.approx(0.9 * 0.99999**1_000_000, rel=1e-3)
+    second = Schedule("anneal", reached, 0.0, 0, 0.9999, offset=1_000_000)
+    assert float(second(1_000_000)) == pytest.approx(reached, rel=1e-6)
+    assert float(second(1_010_000)) == pytest.approx(reached * 0.9999**10_000, rel=1e-3)
+    assert Schedule("linear", 0.2, 0.0, offset=100).resolve(300).games == 200
+
+
 def test_schedule_resolve_and_validation():
     assert Schedule("linear", 0.1, 0.0).resolve(5000).games == 5000
     assert Schedule("linear", 0.1, 0.0, 10).resolve(5000).games == 10

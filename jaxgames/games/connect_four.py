@@ -45,14 +45,7 @@ def make_connect_four(rows: int = 6, cols: int = 7, connect: int = 4) -> core.Ga
 
     def init(key: core.PRNGKey | None = None) -> core.State:
         del key
-        return core.State(
-            board=jnp.zeros((rows, cols), jnp.int8),
-            current_player=jnp.int32(0),
-            legal_action_mask=jnp.ones(cols, jnp.bool_),
-            rewards=jnp.zeros(2, jnp.float32),
-            terminated=jnp.bool_(False),
-            step_count=jnp.int32(0),
-        )
+        return core.new_state(jnp.zeros((rows, cols), jnp.int8), jnp.ones(cols, jnp.bool_), 2)
 
     def apply(state: core.State, action: Array) -> core.State:
         player = state.current_player
@@ -121,4 +114,22 @@ def make_connect_four(rows: int = 6, cols: int = 7, connect: int = 4) -> core.Ga
         render=render,
         action_names=tuple(f"column {c}" for c in range(cols)),
         board_spec=board_spec,
+    )
+
+
+def state_from_board(game: core.Game, board) -> core.State:
+    """The State of a Connect Four position given as a board (unbatched or batched [B, rows,
+    cols]): who is to move follows from the stone counts. Meant for positions in which nobody
+    has won yet (the UCI set, opening books); jittable."""
+    board = jnp.asarray(board, jnp.int8)
+    rows = game.board_shape[0]
+    stones = jnp.sum(board != 0, axis=(-2, -1)).astype(jnp.int32)
+    batch = board.shape[:-2]
+    return core.State(
+        board=board,
+        current_player=stones % 2,
+        legal_action_mask=board[..., rows - 1, :] == 0,
+        rewards=jnp.zeros((*batch, 2), jnp.float32),
+        terminated=jnp.zeros(batch, bool),
+        step_count=stones,
     )

@@ -63,14 +63,7 @@ def make_heap_game(
     def init(key: core.PRNGKey | None = None) -> core.State:
         del key
         board = jnp.full((heaps,), size, jnp.int8)
-        return core.State(
-            board=board,
-            current_player=jnp.int32(0),
-            legal_action_mask=mask_of(board),
-            rewards=jnp.zeros(num_players, jnp.float32),
-            terminated=jnp.bool_(False),
-            step_count=jnp.int32(0),
-        )
+        return core.new_state(board, mask_of(board), num_players)
 
     def apply(state: core.State, action: Array) -> core.State:
         mover = state.current_player

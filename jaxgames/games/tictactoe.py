@@ -49,14 +49,7 @@ def _wins_through(marks: Array, cell: Array) -> Array:
 
 def _init(key: core.PRNGKey | None = None) -> core.State:
     del key
-    return core.State(
-        board=jnp.zeros((3, 3), jnp.int8),
-        current_player=jnp.int32(0),
-        legal_action_mask=jnp.ones(9, jnp.bool_),
-        rewards=jnp.zeros(2, jnp.float32),
-        terminated=jnp.bool_(False),
-        step_count=jnp.int32(0),
-    )
+    return core.new_state(jnp.zeros((3, 3), jnp.int8), jnp.ones(9, jnp.bool_), 2)
 
 
 def _apply(state: core.State, action: Array) -> core.State:

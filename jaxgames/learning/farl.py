@@ -208,18 +208,24 @@ def winning_moves(after: State, player: Array) -> Array:
     return after.terminated & (mine > others_best)
 
 
+def greedy_action(
+    game: Game, model: ValueModel, spec: LearnerSpec, params: Any, state: State, key: jax.Array
+) -> Array:
+    """The trained agent's move in one state (unbatched, jittable): the best `action_scores`
+    among legal moves, ties broken at random."""
+    features = model.features(state)
+    scores = action_scores(game, model, spec, params, state, features)[0]
+    return core.argmax_random(key, scores, state.legal_action_mask)
+
+
 @functools.cache
 def greedy_fn(game: Game, model: ValueModel, spec: LearnerSpec):
-    """The trained agent as `fn(params, states, key) -> int32[B]`: greedy on `action_scores`,
-    random tie-breaks. Wrap as `ParamPolicy(greedy_fn(...), params)` for the arena."""
-
-    def one(params: Any, state: State, key: jax.Array) -> Array:
-        features = model.features(state)
-        scores = action_scores(game, model, spec, params, state, features)[0]
-        return core.argmax_random(key, scores, state.legal_action_mask)
+    """The trained agent as a batched `fn(params, states, key) -> int32[B]`.
+    Wrap as `ParamPolicy(greedy_fn(...), params)` for the arena."""
 
     def fn(params: Any, states: State, key: jax.Array) -> Array:
         keys = jax.random.split(key, states.terminated.shape[0])
+        one = functools.partial(greedy_action, game, model, spec)
         return jax.vmap(one, in_axes=(None, 0, 0))(params, states, keys)
 
     return fn

@@ -8,12 +8,17 @@
 | `anneal`      | max(end, start * factor ** g): seed 000's per-game annealing         |
 | `inverse`     | start / (1 + g / games): 1/t-style decay, halved after `games` games |
 
-`games = 0` means "the length of the training run" (filled in by `resolve`).
+`games = 0` means "the length of the training run" (filled in by `resolve`). With `offset`, g
+counts the games played since game `offset`: a run resumed at game `offset` can start a new
+schedule from there (seed 000 annealed epsilon by 0.99999 per game for 1M games, then continued
+with 0.9999 from the value reached: `anneal, start=0.9 * 0.99999**1e6, factor=0.9999,
+offset=1000000`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import jax
 import jax.numpy as jnp
@@ -30,6 +35,7 @@ class Schedule:
     end: float = 0.0
     games: int = 0
     factor: float = 1.0
+    offset: int = 0
 
     def __post_init__(self):
         if self.kind not in KINDS:
@@ -40,16 +46,26 @@ class Schedule:
             )
         if self.kind == "anneal" and not 0 < self.factor <= 1:
             raise ValueError(f"anneal factor must be in (0, 1], got {self.factor}")
-        if self.games < 0:
-            raise ValueError(f"schedule games must be >= 0, got {self.games}")
+        if self.games < 0 or self.offset < 0:
+            raise ValueError(
+                f"schedule games and offset must be >= 0, got {self.games}, {self.offset}"
+            )
+
+    def __str__(self) -> str:
+        if self.kind == "constant":
+            return f"{self.start:g}"
+        if self.kind == "anneal":
+            return f"{self.start:g} * {self.factor:g}^games (floor {self.end:g})"
+        over = f" over {self.games:,} games" if self.games else ""
+        return f"{self.start:g} -> {self.end:g} ({self.kind}{over})"
 
     def resolve(self, run_games: int) -> Schedule:
-        """This schedule with `games = 0` replaced by the run's length."""
-        return dataclasses.replace(self, games=self.games or max(run_games, 1))
+        """This schedule with `games = 0` replaced by the run's length (after `offset`)."""
+        return dataclasses.replace(self, games=self.games or max(run_games - self.offset, 1))
 
     def __call__(self, games_played: jax.Array) -> jax.Array:
         """float32 value after `games_played` games (jittable; call `resolve` first)."""
-        g = jnp.asarray(games_played, jnp.float32)
+        g = jnp.maximum(jnp.asarray(games_played, jnp.float32) - self.offset, 0.0)
         frac = jnp.clip(g / max(self.games, 1), 0.0, 1.0)
         if self.kind == "constant":
             value = jnp.float32(self.start)
@@ -58,7 +74,8 @@ class Schedule:
         elif self.kind == "exponential":
             value = self.start * (self.end / self.start) ** frac
         elif self.kind == "anneal":
-            value = jnp.maximum(self.end, self.start * jnp.float32(self.factor) ** g)
+            # factor ** g in float32 loses 1% by g = 1e6; the log is taken in double precision.
+            value = jnp.maximum(self.end, self.start * jnp.exp(g * math.log(self.factor)))
         else:
             value = self.start / (1.0 + g / max(self.games, 1))
         return jnp.asarray(value, jnp.float32)

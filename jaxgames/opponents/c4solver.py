@@ -24,6 +24,7 @@ Bit layout (7 rows shown for a 6-row board: row 6 is the sentinel):
 from __future__ import annotations
 
 import functools
+from typing import Any, NamedTuple
 
 import numba
 import numpy as np
@@ -119,21 +120,10 @@ def make_solver(width: int = 7, height: int = 6, table_size: int = TABLE_SIZE):
         return 0
 
     @numba.njit(cache=False)
-    def negamax(
-        position,
-        mask,
-        stones,
-        alpha,
-        beta,
-        keys,
-        values,
-        counter,
-        moves_buf,
-        scores_buf,
-        book_keys,
-        book_scores,
-        book_depth,
-    ):
+    def negamax(position, mask, stones, alpha, beta, ctx):
+        """Alpha-beta score of a position; ctx = (table keys, table values, node counter,
+        move buffer, score buffer, book keys, book scores, book depth)."""
+        keys, values, counter, moves_buf, scores_buf, book_keys, book_scores, book_depth = ctx
         counter[0] += 1
         nxt = non_losing_moves(position, mask)
         if nxt == 0:
@@ -187,21 +177,7 @@ def make_solver(width: int = 7, height: int = 6, table_size: int = TABLE_SIZE):
                 n += 1
         for k in range(n - 1, -1, -1):
             move = moves[k]
-            score = -negamax(
-                position ^ mask,
-                mask | move,
-                stones + 1,
-                -beta,
-                -alpha,
-                keys,
-                values,
-                counter,
-                moves_buf,
-                scores_buf,
-                book_keys,
-                book_scores,
-                book_depth,
-            )
+            score = -negamax(position ^ mask, mask | move, stones + 1, -beta, -alpha, ctx)
             if score >= beta:
                 keys[slot] = np.uint32(key & u64(0xFFFFFFFF))
                 values[slot] = np.uint8(score + max_score - 2 * min_score + 2)
@@ -213,35 +189,29 @@ def make_solver(width: int = 7, height: int = 6, table_size: int = TABLE_SIZE):
         return alpha
 
     @numba.njit(cache=False)
-    def solve(position, mask, stones, keys, values, counter, book_keys, book_scores, book_depth):
+    def context(table):
+        """The negamax context: the shared table, plus fresh per-depth move buffers.
+        table = (keys, values, counter, book keys, book scores, book depth)."""
+        keys, values, counter, book_keys, book_scores, book_depth = table
+        moves_buf = np.empty((cells + 1, width), np.uint64)
+        scores_buf = np.empty((cells + 1, width), np.int64)
+        return keys, values, counter, moves_buf, scores_buf, book_keys, book_scores, book_depth
+
+    @numba.njit(cache=False)
+    def solve(position, mask, stones, table):
         """Exact score of a position (not over) from the side to move."""
         if winning_spots(position, mask) & possible(mask):
             return (cells + 1 - stones) // 2
+        ctx = context(table)
         lo = -((cells - stones) // 2)
         hi = (cells + 1 - stones) // 2
-        moves_buf = np.empty((cells + 1, width), np.uint64)
-        scores_buf = np.empty((cells + 1, width), np.int64)
         while lo < hi:
             med = lo + (hi - lo) // 2
             if med <= 0 and lo // 2 < med:
                 med = lo // 2
             elif med >= 0 and hi // 2 > med:
                 med = hi // 2
-            r = negamax(
-                position,
-                mask,
-                stones,
-                med,
-                med + 1,
-                keys,
-                values,
-                counter,
-                moves_buf,
-                scores_buf,
-                book_keys,
-                book_scores,
-                book_depth,
-            )
+            r = negamax(position, mask, stones, med, med + 1, ctx)
             if r <= med:
                 hi = r
             else:
@@ -249,62 +219,35 @@ def make_solver(width: int = 7, height: int = 6, table_size: int = TABLE_SIZE):
         return lo
 
     @numba.njit(cache=False)
-    def bound(
-        position, mask, stones, alpha, keys, values, counter, book_keys, book_scores, book_depth
-    ):
+    def bound(position, mask, stones, alpha, table):
         """Null-window search around `alpha`: r <= alpha means score <= r, else score >= r."""
-        moves_buf = np.empty((cells + 1, width), np.uint64)
-        scores_buf = np.empty((cells + 1, width), np.int64)
-        return negamax(
-            position,
-            mask,
-            stones,
-            alpha,
-            alpha + 1,
-            keys,
-            values,
-            counter,
-            moves_buf,
-            scores_buf,
-            book_keys,
-            book_scores,
-            book_depth,
-        )
+        return negamax(position, mask, stones, alpha, alpha + 1, context(table))
 
-    return Solver(
-        width,
-        height,
-        solve,
-        bound,
-        winning_spots,
-        possible,
-        top_masks,
-        bottom_masks,
-        column_masks,
-        table_size,
-    )
+    kernels = Kernels(solve, bound, winning_spots, possible, top_masks, bottom_masks, column_masks)
+    return Solver(width, height, kernels, table_size)
+
+
+class Kernels(NamedTuple):
+    """The compiled functions and column masks of one board size."""
+
+    solve: Any
+    bound: Any
+    winning_spots: Any
+    possible: Any
+    top_masks: np.ndarray
+    bottom_masks: np.ndarray
+    column_masks: np.ndarray
 
 
 class Solver:
     """A compiled solver for one board size, with its persistent transposition table."""
 
-    def __init__(
-        self,
-        width,
-        height,
-        solve,
-        bound,
-        winning_spots,
-        possible,
-        top_masks,
-        bottom_masks,
-        column_masks,
-        table_size,
-    ):
+    def __init__(self, width: int, height: int, kernels: Kernels, table_size: int):
         self.width, self.height = width, height
-        self._solve, self._bound = solve, bound
-        self._winning_spots, self._possible = winning_spots, possible
-        self.top_masks, self.bottom_masks, self.column_masks = top_masks, bottom_masks, column_masks
+        self._solve, self._bound = kernels.solve, kernels.bound
+        self._winning_spots, self._possible = kernels.winning_spots, kernels.possible
+        self.top_masks, self.bottom_masks = kernels.top_masks, kernels.bottom_masks
+        self.column_masks = kernels.column_masks
         self.keys = np.zeros(table_size, np.uint32)
         self.values = np.zeros(table_size, np.uint8)
         self.nodes = np.zeros(1, np.int64)
@@ -342,21 +285,14 @@ class Solver:
             mask |= move
         return int(position), int(mask), len(moves)
 
+    def _table(self) -> tuple:
+        return (self.keys, self.values, self.nodes, *self.book)
+
     def solve(self, position: int, mask: int, stones: int) -> int:
         """Exact score of a position in which nobody has won yet, from the side to move."""
         if stones >= self.width * self.height:
             return 0
-        return int(
-            self._solve(
-                np.uint64(position),
-                np.uint64(mask),
-                stones,
-                self.keys,
-                self.values,
-                self.nodes,
-                *self.book,
-            )
-        )
+        return int(self._solve(np.uint64(position), np.uint64(mask), stones, self._table()))
 
     def move_scores(self, position: int, mask: int, stones: int, book=None) -> list[int | None]:
         """The score of playing each column (None for a full column), from the side to move.
@@ -404,13 +340,9 @@ class Solver:
         args = (np.uint64(position), np.uint64(mask), stones)
         if self._winning_spots(args[0], args[1]) & self._possible(args[1]):
             return 1
-        if int(self._bound(*args, 0, self.keys, self.values, self.nodes, *self.book)) > 0:
+        if int(self._bound(*args, 0, self._table())) > 0:
             return 1
-        return (
-            -1
-            if int(self._bound(*args, -1, self.keys, self.values, self.nodes, *self.book)) < 0
-            else 0
-        )
+        return -1 if int(self._bound(*args, -1, self._table())) < 0 else 0
 
     def best_moves(
         self, position: int, mask: int, stones: int, book=None, exact_losses: bool = True

@@ -1,0 +1,263 @@
+"""Orbax checkpoints of training runs: exact resume, atomic saves, JSON metadata.
+
+A checkpoint holds everything a training chunk threads through its scan (parameters and TCL
+accumulators, the B games in progress, the player-centred histories, counters and the RNG key),
+so a run stopped and resumed is bit-identical to one that never stopped. Each checkpoint also
+carries JSON metadata: the resolved config, the package, JAX and game versions, games, moves
+and wall time. Loading never executes code: arrays are restored into shapes derived from the
+config, and the metadata is plain JSON.
+
+Layout of a run folder:
+
+    RUN/config.json                 the resolved config
+    RUN/metrics.jsonl               training and evaluation records
+    RUN/checkpoints/<games>/        one orbax checkpoint per save (the last `keep` are kept)
+    RUN/curve.png                   the learning curve
+
+Orbax writes each checkpoint to a temporary folder and renames it when complete, so a crash
+or a full disk mid-save leaves the previous checkpoint intact.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames.config import Config, from_dict, to_dict
+
+CHECKPOINTS = "checkpoints"
+
+
+class CheckpointError(ValueError):
+    """A checkpoint is missing, unreadable, or does not fit what it is used for."""
+
+
+def _ocp():
+    import orbax.checkpoint as ocp
+
+    return ocp
+
+
+def versions() -> dict[str, str]:
+    """Versions of the packages a checkpoint depends on."""
+    import importlib.metadata as md
+
+    out = {}
+    for name in ("jaxgames", "jax", "jaxlib", "flax", "optax", "orbax-checkpoint", "numpy"):
+        try:
+            out[name] = md.version(name)
+        except md.PackageNotFoundError:
+            out[name] = "unknown"
+    return out
+
+
+def carry_to_tree(carry) -> dict[str, Any]:
+    """The savable part of a training carry as a flat {path: array} dict: arrays only (the key
+    as raw key data), without the always-zero scratch space and empty arrays (an eligibility
+    history of length 0), which are rebuilt from a template on restore."""
+    tree = carry._replace(scratch=None, key=jax.random.key_data(carry.key))
+    return {
+        jax.tree_util.keystr(path): leaf
+        for path, leaf in jax.tree_util.tree_leaves_with_path(tree)
+        if np.size(leaf)
+    }
+
+
+def tree_to_carry(flat: dict[str, Any], template):
+    """Rebuilds a carry from a restored flat dict, taking what was not saved from `template`."""
+    tree = template._replace(scratch=None, key=jax.random.key_data(template.key))
+    paths, structure = jax.tree_util.tree_flatten_with_path(tree)
+    leaves = [flat.get(jax.tree_util.keystr(path), leaf) for path, leaf in paths]
+    carry = jax.tree_util.tree_unflatten(structure, leaves)
+    return carry._replace(
+        scratch=template.scratch, key=jax.random.wrap_key_data(jnp.asarray(carry.key))
+    )
+
+
+def _abstract(template) -> dict[str, Any]:
+    return {
+        k: jax.ShapeDtypeStruct(np.shape(v), jnp.asarray(v).dtype)
+        for k, v in carry_to_tree(template).items()
+    }
+
+
+def _manager(directory: pathlib.Path, keep: int = 3, create: bool = True):
+    ocp = _ocp()
+    options = ocp.CheckpointManagerOptions(
+        max_to_keep=keep,
+        create=create,
+        enable_async_checkpointing=False,
+        cleanup_tmp_directories=create,
+    )
+    return ocp.CheckpointManager(directory, options=options, item_names=("state", "meta"))
+
+
+def save(run_dir: str | pathlib.Path, carry, config: Config, meta: dict, keep: int = 3) -> int:
+    """Saves `carry` as checkpoint `games` of the run folder; returns that step.
+
+    Raises:
+        CheckpointError: the checkpoint could not be written (e.g. the disk is full); the
+            previous checkpoint, if any, is untouched.
+    """
+    ocp = _ocp()
+    directory = pathlib.Path(run_dir).resolve() / CHECKPOINTS
+    step = int(carry.games)
+    info = {
+        **meta,
+        "config": to_dict(config),
+        "versions": versions(),
+        "games": step,
+        "moves": int(carry.moves),
+        "game": {"name": config.game.name, "options": dict(config.game.options)},
+    }
+    try:
+        with _manager(directory, keep) as manager:
+            if step in manager.all_steps():
+                return step
+            manager.save(
+                step,
+                args=ocp.args.Composite(
+                    state=ocp.args.StandardSave(carry_to_tree(carry)),
+                    meta=ocp.args.JsonSave(info),
+                ),
+            )
+            manager.wait_until_finished()
+    except OSError as e:
+        last = latest_step(run_dir)
+        kept = f"checkpoint {last} is intact" if last is not None else "no earlier checkpoint"
+        raise CheckpointError(
+            f"could not write checkpoint {step} to {directory}: {e.strerror or e}; {kept}. "
+            "Free some space (or choose another --run-dir) and resume with --resume."
+        ) from None
+    return step
+
+
+def latest_step(run_dir: str | pathlib.Path) -> int | None:
+    """The newest complete checkpoint of a run folder (None if there is none)."""
+    directory = pathlib.Path(run_dir) / CHECKPOINTS
+    if not directory.is_dir():
+        return None
+    steps = [
+        int(p.name)
+        for p in directory.iterdir()
+        if p.name.isdigit() and (p / "commit_success.txt").exists()
+    ]
+    if not steps:  # older orbax versions may not write the marker
+        steps = [int(p.name) for p in directory.iterdir() if p.name.isdigit()]
+    return max(steps) if steps else None
+
+
+def locate(path: str | pathlib.Path) -> tuple[pathlib.Path, int]:
+    """(run folder, step) for a run folder, its checkpoints folder or one checkpoint folder.
+
+    Raises:
+        CheckpointError: nothing that looks like a checkpoint is there.
+    """
+    path = pathlib.Path(path).resolve()
+    if not path.exists():
+        raise CheckpointError(f"no checkpoint at {path}: the path does not exist")
+    if path.name.isdigit() and path.parent.name == CHECKPOINTS:
+        return path.parent.parent, int(path.name)
+    if path.name == CHECKPOINTS:
+        path = path.parent
+    step = latest_step(path)
+    if step is None:
+        raise CheckpointError(
+            f"no checkpoint found at {path}: expected a run folder with {CHECKPOINTS}/<games>/ "
+            f"(written by `jaxgames train --run-dir`), or one such checkpoint folder"
+        )
+    return path, step
+
+
+def read_meta(path: str | pathlib.Path) -> tuple[Config, dict, pathlib.Path, int]:
+    """(config, metadata, run folder, step) of a checkpoint, without loading any array."""
+    run_dir, step = locate(path)
+    meta_file = run_dir / CHECKPOINTS / str(step) / "meta" / "metadata"
+    try:
+        meta = json.loads(meta_file.read_text())
+        config = from_dict(Config, meta["config"], where=f"checkpoint {step} config")
+    except FileNotFoundError:
+        raise CheckpointError(
+            f"checkpoint {run_dir / CHECKPOINTS / str(step)} is incomplete or corrupt: "
+            "its metadata is missing"
+        ) from None
+    except (json.JSONDecodeError, KeyError, ValueError) as e:
+        raise CheckpointError(
+            f"checkpoint {run_dir / CHECKPOINTS / str(step)} has unreadable metadata: {e}"
+        ) from None
+    return config, meta, run_dir, step
+
+
+def restore(path: str | pathlib.Path, template) -> tuple[Any, dict]:
+    """Restores the carry of a checkpoint into the shapes of `template` (a fresh carry of the
+    same config). Returns (carry, metadata).
+
+    Raises:
+        CheckpointError: missing, corrupt, or saved by a run of another shape (game, tuples,
+            batch size), with what differs.
+    """
+    ocp = _ocp()
+    _, meta, run_dir, step = read_meta(path)
+    abstract = _abstract(template)
+    try:
+        with _manager(run_dir / CHECKPOINTS, keep=None, create=False) as manager:
+            restored = manager.restore(
+                step,
+                args=ocp.args.Composite(
+                    state=ocp.args.StandardRestore(abstract), meta=ocp.args.JsonRestore()
+                ),
+            )
+    except Exception as e:
+        raise CheckpointError(
+            f"checkpoint {run_dir / CHECKPOINTS / str(step)} could not be restored: "
+            f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
+        ) from None
+    return tree_to_carry(restored.state, template), meta
+
+
+def check_compatible(config: Config, saved: Config) -> None:
+    """Raises CheckpointError when `config` cannot continue a run saved with `saved`:
+    the game, the approximator, the algorithm kind and the batch size must match; schedules,
+    game budget, evaluation and the other algorithm settings may change."""
+    problems = []
+    if (config.game.name, dict(config.game.options)) != (saved.game.name, dict(saved.game.options)):
+        problems.append(
+            f"game {saved.game.name} {dict(saved.game.options)} in the checkpoint, "
+            f"{config.game.name} {dict(config.game.options)} in the config"
+        )
+    if dataclasses.asdict(config.approximator) != dataclasses.asdict(saved.approximator):
+        problems.append("a different approximator (tuples, symmetries, output or TCL)")
+    if config.algorithm.kind != saved.algorithm.kind:
+        problems.append(
+            f"algorithm {saved.algorithm.kind} in the checkpoint, "
+            f"{config.algorithm.kind} in the config"
+        )
+    if config.train.batch_size != saved.train.batch_size:
+        problems.append(
+            f"batch size {saved.train.batch_size} in the checkpoint, "
+            f"{config.train.batch_size} in the config"
+        )
+    if problems:
+        raise CheckpointError(
+            "this checkpoint cannot continue with this config: " + "; ".join(problems)
+        )
+
+
+def check_finite(params: Any, where: str) -> None:
+    """Raises CheckpointError if any parameter is NaN or infinite."""
+    bad = [
+        jax.tree_util.keystr(k)
+        for k, v in jax.tree_util.tree_leaves_with_path(params)
+        if not bool(jnp.all(jnp.isfinite(v)))
+    ]
+    if bad:
+        raise CheckpointError(
+            f"{where}: parameters {', '.join(bad)} contain NaN or infinite values; "
+            "the run diverged (try a smaller alpha) or the file is damaged"
+        )

@@ -1,0 +1,336 @@
+"""The `jaxgames` command (also `python -m jaxgames`).
+
+    jaxgames train [CONFIG] [--run-dir DIR] [--resume] [--no-progress] [--section.key VALUE ...]
+    jaxgames eval PATH --opponent NAME [--games N] [--seats all|first|second] [--openings K]
+                       [--seed S] [--json]
+    jaxgames play PATH [--seat first|second] [--seed S]
+    jaxgames inspect PATH [--moves 3,3,4]
+    jaxgames bench games|learning [ARGS ...]
+
+CONFIG is a preset name from configs/ (default: tictactoe-td-farl) or a YAML file; the config
+overrides after it are typed and validated by tyro (`--help` after CONFIG lists them all). PATH
+is a run folder or one checkpoint folder. Errors print one line saying what is wrong and what
+to do, and exit with status 2 (Ctrl-C during training saves a checkpoint first: status 130).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import runpy
+import sys
+
+import jax
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+DEFAULT_PRESET = "tictactoe-td-farl"
+
+
+class UsageError(ValueError):
+    """Bad command-line input."""
+
+
+def presets() -> list[str]:
+    folder = REPO / "configs"
+    return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
+
+
+def resolve_config_path(name: str) -> pathlib.Path:
+    """A YAML file, or the preset of that name in configs/."""
+    path = pathlib.Path(name)
+    if path.is_file():
+        return path
+    for candidate in (REPO / "configs" / name, REPO / "configs" / f"{name}.yaml"):
+        if candidate.is_file():
+            return candidate
+    raise UsageError(
+        f"config {name!r} is neither a file nor a preset; presets: "
+        f"{', '.join(presets()) or 'none found (configs/ is missing)'}"
+    )
+
+
+def cmd_train(argv: list[str]) -> int:
+    import tyro
+
+    from jaxgames.config import Config, load_config
+    from jaxgames.training import train
+
+    name = argv[0] if argv and not argv[0].startswith("-") else DEFAULT_PRESET
+    rest = argv[1:] if argv and not argv[0].startswith("-") else argv
+    front = argparse.ArgumentParser(prog="jaxgames train", add_help=False)
+    front.add_argument("--run-dir", type=pathlib.Path)
+    front.add_argument("--resume", action="store_true")
+    front.add_argument("--no-progress", action="store_true")
+    flags, overrides = front.parse_known_args(rest)
+    path = resolve_config_path(name)
+    config = tyro.cli(
+        Config,
+        default=load_config(path),
+        args=overrides,
+        prog=f"jaxgames train {name}",
+        description="Overrides of the preset's settings, section by section.",
+    )
+    run_dir = flags.run_dir or pathlib.Path("runs") / path.stem
+    result = train(config, run_dir=run_dir, progress=not flags.no_progress, resume=flags.resume)
+    final = result.history[-1] if result.history else None
+    games = int(result.carry.games)
+    if result.interrupted:
+        print(
+            f"stopped after {games:,} games; checkpoint saved in {run_dir}/checkpoints "
+            f"(continue with: jaxgames train {name} --run-dir {run_dir} --resume)"
+        )
+        return 130
+    print(f"trained {games:,} games in {result.wall_time:.1f}s; run folder: {run_dir}")
+    if final:
+        print(f"evaluation against {config.eval.opponent}: {_result_line(final)}")
+    return 0
+
+
+def _result_line(r: dict) -> str:
+    return (
+        f"score {r['score']:+.3f} +- {r['ci95']:.3f}, win rate {r['win_rate']:.3f}, "
+        f"W/D/L {r['wins']}/{r['draws']}/{r['losses']} of {r['games']}"
+    )
+
+
+def cmd_eval(argv: list[str]) -> int:
+    from jaxgames.agent import load
+    from jaxgames.evaluation import arena, opening_moves
+    from jaxgames.opponents import make_opponent
+
+    parser = argparse.ArgumentParser(
+        prog="jaxgames eval", description="Evaluate a checkpoint against an opponent."
+    )
+    parser.add_argument("path", type=pathlib.Path)
+    parser.add_argument(
+        "--opponent", required=True, help="random, perfect, perfect-dl (Connect Four) or mcts:N"
+    )
+    parser.add_argument("--games", type=_positive, default=500, help="games per seat")
+    parser.add_argument("--seats", choices=["all", "first", "second"], default="all")
+    parser.add_argument(
+        "--openings",
+        type=_non_negative,
+        default=0,
+        help="start from every opening of this many plies",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    args = parser.parse_args(argv)
+    agent = load(args.path)
+    opponent = make_opponent(args.opponent, agent.game)
+    openings = opening_moves(agent.game, args.openings) if args.openings else None
+    result = arena(
+        agent.game,
+        agent.batched(),
+        opponent,
+        args.games,
+        jax.random.key(args.seed),
+        seats=args.seats,
+        openings=openings,
+    )
+    record = {
+        **result.to_dict(),
+        "opponent": args.opponent,
+        "seats": args.seats,
+        "checkpoint": str(agent.path),
+        "train_games": agent.meta.get("games"),
+    }
+    if args.json:
+        print(json.dumps(record))
+    else:
+        print(
+            f"{agent.game!r}, checkpoint {agent.path} ({record['train_games']:,} games) "
+            f"against {args.opponent}: {_result_line(record)}"
+        )
+        for seat, r in result.by_seat.items():
+            print(f"  as player {seat}: {r}")
+    return 0
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text}")
+    return value
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
+    return value
+
+
+def cmd_play(argv: list[str], input_fn=input, out=print) -> int:
+    from jaxgames.agent import load
+    from jaxgames.core import checked_step, legal_actions
+
+    parser = argparse.ArgumentParser(
+        prog="jaxgames play", description="Play against a trained agent in the terminal."
+    )
+    parser.add_argument("path", type=pathlib.Path)
+    parser.add_argument(
+        "--seat",
+        choices=["first", "second"],
+        default="first",
+        help="which seat you take (player 0 moves first)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    agent = load(args.path)
+    game = agent.game
+    if game.num_players != 2:
+        raise UsageError(f"play supports two-player games; {game.name} has {game.num_players}")
+    human = 0 if args.seat == "first" else 1
+    policy = jax.jit(agent.policy)
+    key = jax.random.key(args.seed)
+    state = game.init(key)
+    out(
+        f"{game!r}: you are player {human} ({'X' if human == 0 else 'O'}). "
+        "Type a move number, '?' for the legal moves, 'q' to quit."
+    )
+    while not bool(state.terminated):
+        out(game.render(state))
+        legal = legal_actions(state)
+        if int(state.current_player) == human:
+            try:
+                text = input_fn(f"your move {legal}: ").strip()
+            except EOFError:
+                out("bye")
+                return 0
+            if text in ("q", "quit", "exit"):
+                out("bye")
+                return 0
+            if text in ("?", "help", ""):
+                out("legal moves: " + ", ".join(f"{a} ({game.action_names[a]})" for a in legal))
+                continue
+            try:
+                state = checked_step(game, state, int(text))
+            except ValueError as e:
+                message = (
+                    str(e)
+                    if text.lstrip("-").isdigit()
+                    else (f"{text!r} is not a move number; legal moves: {legal}")
+                )
+                out(f"not played: {message}")
+        else:
+            key, sub = jax.random.split(key)
+            action = int(policy(state, sub))
+            out(f"agent plays {action} ({game.action_names[action]})")
+            state = game.step(state, action, sub)
+    out(game.render(state))
+    reward = float(state.rewards[human])
+    out("you win!" if reward > 0 else "you lose." if reward < 0 else "a draw.")
+    return 0
+
+
+def cmd_inspect(argv: list[str]) -> int:
+    import numpy as np
+
+    from jaxgames.agent import load
+    from jaxgames.approximators import ntuple
+    from jaxgames.core import checked_step
+
+    parser = argparse.ArgumentParser(
+        prog="jaxgames inspect", description="What a checkpoint holds, and its move values."
+    )
+    parser.add_argument("path", type=pathlib.Path)
+    parser.add_argument(
+        "--moves",
+        default="",
+        help="comma-separated moves from the start; shows the agent's values there",
+    )
+    args = parser.parse_args(argv)
+    agent = load(args.path)
+    cfg, meta = agent.config, agent.meta
+    ap, al = cfg.approximator, cfg.algorithm
+    net = agent.learner.model.net
+    print(f"checkpoint   {agent.path}")
+    print(f"game         {agent.game!r}")
+    print(
+        f"trained      {meta.get('games', 0):,} games, {meta.get('moves', 0):,} moves, "
+        f"{meta.get('train_seconds', 0):.1f}s of training"
+    )
+    print("versions     " + ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items()))
+    print(
+        f"approximator {ap.kind}: {len(net.tuples)} tuples of length "
+        f"{sorted({len(t) for t in net.tuples})}, P={net.num_cell_states}, "
+        f"{net.num_symmetries} symmetries, output {ap.output}, TCL {ap.tcl}"
+    )
+    print(
+        f"algorithm    {al.kind}, alpha {al.alpha}, epsilon {al.epsilon}, lambda {al.lam}, "
+        f"FARL part 1 {al.farl_others}, part 2 {al.farl_terminal}, batch {cfg.train.batch_size}"
+    )
+    active = np.asarray(ntuple.active_fraction(net, agent.params))
+    weights = np.asarray(ntuple.weights(net, agent.params))
+    print(
+        f"parameters   {weights.size:,} weights; active (non-zero) by player: "
+        + ", ".join(f"{p}: {a:.2%}" for p, a in enumerate(active))
+        + f"; mean |w| {np.abs(weights).mean():.4g}"
+    )
+    state = agent.game.init(jax.random.key(0))
+    moves = [m for m in args.moves.replace(" ", "").split(",") if m]
+    for i, m in enumerate(moves):
+        if not m.lstrip("-").isdigit():
+            raise UsageError(f"--moves: {m!r} (move {i}) is not an integer")
+        state = checked_step(agent.game, state, int(m))
+    print(f"position after moves {moves or '[]'} (player {int(state.current_player)} to move):")
+    print(agent.game.render(state))
+    if bool(state.terminated):
+        print("the game is over")
+        return 0
+    values = agent.move_values(state)
+    for a in np.flatnonzero(np.isfinite(values)):
+        print(f"  {a:>3} {agent.game.action_names[a]:<20} {values[a]:+.4f}")
+    return 0
+
+
+def cmd_bench(argv: list[str]) -> int:
+    names = {"games": "games.py", "learning": "learning.py"}
+    if not argv or argv[0] not in names:
+        raise UsageError(f"bench needs one of: {', '.join(names)} (then that benchmark's options)")
+    script = REPO / "benchmarks" / names[argv[0]]
+    if not script.is_file():
+        raise UsageError(f"{script} not found: benchmarks run from a source checkout")
+    sys.argv = [str(script), *argv[1:]]
+    runpy.run_path(str(script), run_name="__main__")
+    return 0
+
+
+COMMANDS = {
+    "train": cmd_train,
+    "eval": cmd_eval,
+    "play": cmd_play,
+    "inspect": cmd_inspect,
+    "bench": cmd_bench,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    from jaxgames.checkpoint import CheckpointError
+    from jaxgames.training import TrainingError
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        print(
+            f"jaxgames: error: unknown command {command!r}; commands: {', '.join(COMMANDS)}",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        return COMMANDS[command](rest)
+    except (UsageError, CheckpointError, TrainingError, ValueError, OSError) as e:
+        print(f"jaxgames {command}: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"jaxgames {command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,199 @@
+"""Checkpoints: exact resume, atomic saves, and a clear error for every bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import json
+import pathlib
+import signal
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames import checkpoint
+from jaxgames.checkpoint import CheckpointError
+from jaxgames.config import load_config
+from jaxgames.evaluation import arena
+from jaxgames.opponents import random_policy
+from jaxgames.training import TrainingError, train
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
+
+
+def small_config(games=3000, **train_fields):
+    config = load_config(CONFIGS / "tictactoe-td-farl.yaml")
+    return dataclasses.replace(
+        config,
+        train=dataclasses.replace(config.train, games=games, chunk_steps=20, **train_fields),
+        eval=dataclasses.replace(config.eval, games=20, every=1000),
+    )
+
+
+def test_stopped_and_resumed_run_is_bit_identical(tmp_path):
+    config = small_config(checkpoint_every=500)
+    whole = train(config, run_dir=tmp_path / "whole", progress=False)
+
+    def interrupt(entry):
+        if entry["train_games"] >= 2000:
+            signal.raise_signal(signal.SIGINT)  # what Ctrl-C does: stop after this chunk
+
+    part = train(config, run_dir=tmp_path / "part", progress=False, on_eval=interrupt)
+    assert part.interrupted and int(part.carry.games) < config.train.games
+    stopped_at = checkpoint.latest_step(tmp_path / "part")
+    assert stopped_at == int(part.carry.games)
+    resumed = train(config, run_dir=tmp_path / "part", progress=False, resume=True)
+    assert int(resumed.carry.games) == int(whole.carry.games)
+    for a, b in zip(jax.tree.leaves(resumed.params), jax.tree.leaves(whole.params), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    np.testing.assert_array_equal(
+        np.asarray(resumed.carry.states.board), np.asarray(whole.carry.states.board)
+    )
+    assert resumed.history[-1]["score"] == whole.history[-1]["score"]
+
+
+def test_run_folder_contents_and_rotation(tmp_path):
+    run = tmp_path / "run"
+    train(small_config(checkpoint_every=400, keep_checkpoints=2), run_dir=run, progress=False)
+    assert (run / "config.json").is_file() and (run / "curve.png").is_file()
+    steps = sorted(int(p.name) for p in (run / "checkpoints").iterdir())
+    assert len(steps) == 2 and steps[-1] >= 3000
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert {"train", "eval"} <= {r["kind"] for r in records}
+    config, meta, _, step = checkpoint.read_meta(run)
+    assert step == steps[-1] and meta["games"] == step
+    assert meta["game"] == {"name": "tictactoe", "options": {}}
+    assert {"jaxgames", "jax", "orbax-checkpoint"} <= set(meta["versions"])
+    assert config.train.games == 3000
+
+
+def test_loaded_agent_plays_unbatched_and_in_the_arena(tmp_path):
+    run = tmp_path / "run"
+    train(small_config(), run_dir=run, progress=False)
+    agent = jaxgames.load(run)
+    assert agent.game is jaxgames.make("tictactoe")
+    state = agent.game.init(None)
+    action = jax.jit(agent.policy)(state, jax.random.key(0))
+    assert action.shape == () and bool(state.legal_action_mask[action])
+    result = arena(agent.game, agent.batched(), random_policy, 50, jax.random.key(1))
+    assert result.overall.losses < 10
+    values = agent.move_values(state)
+    assert values.shape == (9,) and np.all(np.isfinite(values))
+
+
+def test_missing_and_unrelated_paths_are_clear_errors(tmp_path):
+    with pytest.raises(CheckpointError, match="does not exist"):
+        jaxgames.load(tmp_path / "nowhere")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(CheckpointError, match=r"no checkpoint found at .*empty"):
+        jaxgames.load(tmp_path / "empty")
+
+
+def test_corrupt_checkpoints_are_rejected(tmp_path):
+    run = tmp_path / "run"
+    train(small_config(games=500), run_dir=run, progress=False)
+    step_dir = run / "checkpoints" / str(checkpoint.latest_step(run))
+    for f in (step_dir / "state").rglob("*"):
+        if f.is_file() and f.stat().st_size > 0 and f.suffix not in (".json",):
+            f.write_bytes(b"\x00garbage" * 8)
+    with pytest.raises(CheckpointError, match="could not be restored"):
+        jaxgames.load(run)
+    (step_dir / "meta" / "metadata").write_text("{not json")
+    with pytest.raises(CheckpointError, match="unreadable metadata"):
+        jaxgames.load(run)
+
+
+def test_a_checkpoint_of_another_game_cannot_be_resumed(tmp_path):
+    run = tmp_path / "run"
+    train(small_config(games=500), run_dir=run, progress=False)
+    nim = load_config(CONFIGS / "nim-td-farl.yaml")
+    with pytest.raises(CheckpointError, match=r"game tictactoe .* in the checkpoint, nim"):
+        train(nim, run_dir=run, progress=False, resume=True)
+    with pytest.raises(CheckpointError, match="already holds a run; pass --resume"):
+        train(small_config(games=500), run_dir=run, progress=False)
+
+
+def test_non_finite_parameters_are_refused(tmp_path):
+    run = tmp_path / "run"
+    result = train(small_config(games=500), run_dir=run, progress=False)
+    bad = result.carry._replace(
+        params={"w": result.carry.params["w"].at[3].set(jnp.nan)}, games=result.carry.games + 1
+    )
+    checkpoint.save(run, bad, result.learner.config, {})
+    with pytest.raises(CheckpointError, match="contain NaN or infinite values"):
+        jaxgames.load(run)
+
+
+def test_divergence_stops_training_with_a_clear_error():
+    config = small_config(games=2000)
+    config = dataclasses.replace(
+        config,
+        approximator=dataclasses.replace(config.approximator, output="identity"),
+        algorithm=dataclasses.replace(
+            config.algorithm,
+            alpha=dataclasses.replace(config.algorithm.alpha, start=1e30, end=1e30),
+        ),
+    )
+    with pytest.raises(TrainingError, match=r"NaN or infinite .* lower algorithm\.alpha"):
+        train(config, progress=False)
+
+
+def test_a_full_disk_leaves_the_last_checkpoint_intact(tmp_path, monkeypatch):
+    run = tmp_path / "run"
+    result = train(small_config(games=500), run_dir=run, progress=False)
+    good = checkpoint.latest_step(run)
+    import orbax.checkpoint as ocp
+
+    def no_space(self, *args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(ocp.CheckpointManager, "save", no_space)
+    later = result.carry._replace(games=result.carry.games + 100)
+    with pytest.raises(
+        CheckpointError, match=f"No space left on device; checkpoint {good} is intact"
+    ):
+        checkpoint.save(run, later, result.learner.config, {})
+    monkeypatch.undo()
+    assert checkpoint.latest_step(run) == good
+    assert jaxgames.load(run).meta["games"] == good
+
+
+def test_resuming_may_change_the_schedule_on_purpose(tmp_path):
+    """Seed 000's workflow in small: anneal epsilon, then resume with a faster annealing that
+    starts from the value the first session reached."""
+    from jaxgames.learning.schedules import Schedule
+    from jaxgames.training import make_learner
+
+    first = small_config(games=1000)
+    first = dataclasses.replace(
+        first,
+        algorithm=dataclasses.replace(
+            first.algorithm, epsilon=Schedule("anneal", 0.9, 0.0, 0, 0.999)
+        ),
+    )
+    run = tmp_path / "run"
+    done = train(first, run_dir=run, progress=False)
+    played = int(done.carry.games)
+    reached = float(make_learner(first).spec.epsilon(played))
+    second = dataclasses.replace(
+        first,
+        train=dataclasses.replace(first.train, games=2000),
+        algorithm=dataclasses.replace(
+            first.algorithm, epsilon=Schedule("anneal", reached, 0.0, 0, 0.99, offset=played)
+        ),
+    )
+    resumed = train(second, run_dir=run, progress=False, resume=True)
+    spec = resumed.learner.spec
+    assert float(spec.epsilon(played)) == pytest.approx(reached)
+    assert float(spec.epsilon(played + 100)) == pytest.approx(reached * 0.99**100, rel=1e-4)
+    assert int(resumed.carry.games) >= 2000
+
+
+def test_metrics_can_also_go_to_tensorboard(tmp_path):
+    pytest.importorskip("tensorboardX")
+    run = tmp_path / "run"
+    train(small_config(games=500, tensorboard=True), run_dir=run, progress=False)
+    assert any((run / "tensorboard").iterdir())

@@ -1,0 +1,181 @@
+"""The `jaxgames` command: train / eval / play / inspect, bad input, Ctrl-C and SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from jaxgames import checkpoint, cli
+
+SMALL = [
+    "--train.games",
+    "1500",
+    "--train.chunk-steps",
+    "20",
+    "--eval.games",
+    "20",
+    "--no-progress",
+]
+
+
+def jaxgames(*args, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "jaxgames", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        **kwargs,
+    )
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    run = tmp_path_factory.mktemp("cli") / "ttt"
+    done = jaxgames("train", "tictactoe-td-farl", "--run-dir", str(run), *SMALL)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "trained" in done.stdout and "evaluation against perfect" in done.stdout
+    return run
+
+
+def test_eval_json_has_the_documented_fields(trained):
+    done = jaxgames(
+        "eval", str(trained), "--opponent", "random", "--games", "30", "--seats", "first", "--json"
+    )
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert {"games", "wins", "draws", "losses", "score", "win_rate", "ci95"} <= set(record)
+    assert record["games"] == 30 and set(record["by_seat"]) == {"0"}
+
+
+def test_inspect_reports_training_and_values(trained):
+    done = jaxgames("inspect", str(trained), "--moves", "4,0")
+    assert done.returncode == 0, done.stderr
+    assert "active (non-zero) by player" in done.stdout
+    assert "position after moves ['4', '0']" in done.stdout and "row 0 col 1" in done.stdout
+
+
+def test_play_survives_bad_input_and_finishes_a_game(trained):
+    script = iter(["", "hello", "99", "-1", "?", "4", "4"] + [str(a) for a in range(9)] * 3)
+    lines = []
+    code = cli.cmd_play(
+        [str(trained), "--seat", "first"], input_fn=lambda _: next(script), out=lines.append
+    )
+    text = "\n".join(lines)
+    assert code == 0
+    assert "'hello' is not a move number" in text
+    assert "action 99 is not legal" in text and "action -1 is not legal" in text
+    assert "legal moves:" in text
+    assert ("you win!" in text) or ("you lose." in text) or ("a draw." in text)
+
+
+def test_play_quits_on_end_of_input(trained):
+    def eof(_):
+        raise EOFError
+
+    assert cli.cmd_play([str(trained)], input_fn=eof, out=lambda *_: None) == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["train", "no-such-preset"], "neither a file nor a preset; presets: connect4-td-farl"),
+        (
+            ["train", "tictactoe-td-farl", "--train.games", "-5", "--no-progress"],
+            "train.games=-5: expected >= 1",
+        ),
+        (["eval", "/nonexistent/run", "--opponent", "random"], "the path does not exist"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
+    ],
+)
+def test_bad_input_gives_one_clear_line(args, message, tmp_path):
+    done = jaxgames(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout
+    assert message in done.stderr
+
+
+def test_bad_config_keys_are_rejected_by_the_typed_parser(tmp_path):
+    done = jaxgames("train", "tictactoe-td-farl", "--train.gams", "10", cwd=tmp_path)
+    assert done.returncode != 0 and "train.gams" in done.stderr
+
+
+def test_unknown_opponent_lists_the_valid_ones(trained):
+    done = jaxgames("eval", str(trained), "--opponent", "alphazero")
+    assert done.returncode == 2
+    assert "unknown opponent 'alphazero'" in done.stderr and "perfect" in done.stderr
+
+
+def _start_training(run, games="200000"):
+    cmd = [
+        sys.executable,
+        "-m",
+        "jaxgames",
+        "train",
+        "tictactoe-td-farl",
+        "--run-dir",
+        str(run),
+        "--train.games",
+        games,
+        "--train.checkpoint-every",
+        "2000",
+        "--train.chunk-steps",
+        "20",
+        "--eval.games",
+        "10",
+        "--no-progress",
+    ]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _wait_for_checkpoint(run, proc, timeout=120):
+    deadline = time.time() + timeout
+    while checkpoint.latest_step(run) is None:
+        assert proc.poll() is None, proc.communicate()[1][-2000:]
+        assert time.time() < deadline, "no checkpoint appeared"
+        time.sleep(0.2)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals")
+def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
+    run = tmp_path / "run"
+    proc = _start_training(run)
+    _wait_for_checkpoint(run, proc)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err[-2000:]
+    assert "checkpoint saved" in out and "--resume" in out
+    step = checkpoint.latest_step(run)
+    assert step is not None and step < 200_000
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals")
+def test_after_sigkill_the_run_resumes_from_the_last_checkpoint(tmp_path):
+    run = tmp_path / "run"
+    proc = _start_training(run, games="24000")
+    _wait_for_checkpoint(run, proc)
+    proc.kill()
+    proc.wait()
+    step = checkpoint.latest_step(run)
+    done = jaxgames(
+        "train",
+        "tictactoe-td-farl",
+        "--run-dir",
+        str(run),
+        "--resume",
+        "--train.games",
+        "24000",
+        "--train.checkpoint-every",
+        "2000",
+        "--train.chunk-steps",
+        "20",
+        "--eval.games",
+        "10",
+        "--no-progress",
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert checkpoint.latest_step(run) >= 24_000 > step

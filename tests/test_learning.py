@@ -1,0 +1,91 @@
+"""Seeded training runs that must reach a stated strength: the real tests of the learners.
+
+Each run uses a preset from configs/ (shortened where the preset is longer than a test should
+take) and plays the trained agent against the perfect player in every seat.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import pathlib
+
+import numpy as np
+import pytest
+
+from jaxgames.config import load_config
+from jaxgames.training import train
+
+CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
+
+
+def run(preset: str, **overrides) -> dict:
+    config = load_config(CONFIGS / f"{preset}.yaml")
+    sections = {}
+    for key, value in overrides.items():
+        section, field = key.split("__")
+        sections.setdefault(section, {})[field] = value
+    config = dataclasses.replace(
+        config,
+        **{
+            section: dataclasses.replace(getattr(config, section), **fields)
+            for section, fields in sections.items()
+        },
+    )
+    config = dataclasses.replace(config, eval=dataclasses.replace(config.eval, every=0))
+    return train(config, progress=False).history[-1]
+
+
+def test_tictactoe_td_farl_reaches_perfect_play_and_no_farl_does_not():
+    farl = [run("tictactoe-td-farl", train__batch_size=8, train__seed=s)["score"] for s in (0, 1)]
+    assert np.mean(farl) >= -0.015, farl
+    nofarl = run("tictactoe-td-nofarl", train__batch_size=8)["score"]
+    assert nofarl <= -0.3, nofarl
+
+
+@pytest.mark.parametrize(
+    ("preset", "games"),
+    # Q-learning's max-target converges more slowly at B=8: at 10k games some seeds still
+    # lose 5-20% of the second-seat games (seed 0: -0.22), at 20k they draw everything.
+    [("tictactoe-sarsa-farl", 10_000), ("tictactoe-q-farl", 20_000)],
+)
+def test_tictactoe_sarsa_and_q_farl_learn(preset, games):
+    score = run(preset, train__batch_size=8, train__games=games)["score"]
+    assert score >= -0.05, score
+
+
+def test_nim_td_farl_plays_perfectly():
+    assert run("nim-td-farl")["score"] >= -0.01
+
+
+def test_nim3p_td_farl_scores_near_the_ideal_against_two_perfect_players():
+    result = run("nim3p-td-farl", train__games=150_000, eval__games=100)
+    assert result["score"] >= 0.325, result["by_seat"]
+
+
+def test_train_script_writes_a_run_folder(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "run"
+    cmd = [
+        sys.executable,
+        str(CONFIGS.parent / "train" / "train.py"),
+        str(CONFIGS / "nim-td-farl.yaml"),
+        "--out",
+        str(out),
+        "--train.games",
+        "2000",
+        "--eval.games",
+        "20",
+        "--eval.every",
+        "1000",
+    ]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    config = json.loads((out / "config.json").read_text())
+    assert config["train"]["games"] == 2000
+    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    evals = [r for r in records if r["kind"] == "eval"]
+    assert evals and all(r["train_games"] >= 1000 for r in evals)
+    assert (out / "checkpoints").is_dir() and (out / "curve.png").is_file()
