@@ -175,6 +175,21 @@ def locate(path: str | pathlib.Path) -> tuple[pathlib.Path, int]:
     return path, step
 
 
+def _fallback_hint(run_dir: pathlib.Path, step: int) -> str:
+    """What to do about a damaged checkpoint: name the older ones that may still be good."""
+    directory = run_dir / CHECKPOINTS
+    older = sorted(
+        (int(p.name) for p in directory.iterdir() if p.name.isdigit() and int(p.name) < step),
+        reverse=True,
+    )
+    if not older:
+        return "; no older checkpoint in this run (retrain, or restore it from a backup)"
+    return (
+        f"; use an older one (e.g. PATH {directory / str(older[0])}), or delete "
+        f"{directory / str(step)} so that --resume continues from {older[0]}"
+    )
+
+
 def read_meta(path: str | pathlib.Path) -> tuple[Config, dict, pathlib.Path, int]:
     """(config, metadata, run folder, step) of a checkpoint, without loading any array."""
     run_dir, step = locate(path)
@@ -185,11 +200,12 @@ def read_meta(path: str | pathlib.Path) -> tuple[Config, dict, pathlib.Path, int
     except FileNotFoundError:
         raise CheckpointError(
             f"checkpoint {run_dir / CHECKPOINTS / str(step)} is incomplete or corrupt: "
-            "its metadata is missing"
+            "its metadata is missing" + _fallback_hint(run_dir, step)
         ) from None
     except (json.JSONDecodeError, KeyError, ValueError) as e:
         raise CheckpointError(
             f"checkpoint {run_dir / CHECKPOINTS / str(step)} has unreadable metadata: {e}"
+            + _fallback_hint(run_dir, step)
         ) from None
     return config, meta, run_dir, step
 
@@ -216,7 +232,7 @@ def restore(path: str | pathlib.Path, template) -> tuple[Any, dict]:
     except Exception as e:
         raise CheckpointError(
             f"checkpoint {run_dir / CHECKPOINTS / str(step)} could not be restored: "
-            f"{type(e).__name__}: {str(e).splitlines()[0][:300]}"
+            f"{type(e).__name__}: {str(e).splitlines()[0][:300]}" + _fallback_hint(run_dir, step)
         ) from None
     return tree_to_carry(restored.state, template), meta
 

@@ -141,7 +141,13 @@ class Config:
 
 def check_config(config: Config) -> None:
     """Value checks beyond types; raises ValueError naming the bad setting."""
+    from jaxgames.registry import make  # the game first: every other check presumes one
+
     problems = []
+    try:
+        make(config.game.name, **config.game.options)
+    except ValueError as e:
+        problems.append(f"game: {e}")
     t, a = config.train, config.algorithm
     if t.games < 1:
         problems.append(f"train.games={t.games}: expected >= 1")

@@ -99,6 +99,13 @@ def test_bad_input_gives_one_clear_line(args, message, tmp_path):
     assert message in done.stderr
 
 
+def test_an_unknown_game_in_a_config_is_named_first(tmp_path):
+    (tmp_path / "chess.yaml").write_text("game: {name: chess}\n")
+    done = jaxgames("train", "chess.yaml", "--no-progress", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "game: unknown game 'chess'; available games: connect_four" in done.stderr
+
+
 def test_bad_config_keys_are_rejected_by_the_typed_parser(tmp_path):
     done = jaxgames("train", "tictactoe-td-farl", "--train.gams", "10", cwd=tmp_path)
     assert done.returncode != 0 and "train.gams" in done.stderr
@@ -110,11 +117,9 @@ def test_unknown_opponent_lists_the_valid_ones(trained):
     assert "unknown opponent 'alphazero'" in done.stderr and "perfect" in done.stderr
 
 
-def _start_training(run, games="200000"):
-    cmd = [
-        sys.executable,
-        "-m",
-        "jaxgames",
+def _train_args(run, games: str) -> list[str]:
+    """A TicTacToe run that checkpoints every 2,000 games in small chunks."""
+    return [
         "train",
         "tictactoe-td-farl",
         "--run-dir",
@@ -129,6 +134,10 @@ def _start_training(run, games="200000"):
         "10",
         "--no-progress",
     ]
+
+
+def _start_training(run, games="200000"):
+    cmd = [sys.executable, "-m", "jaxgames", *_train_args(run, games)]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -161,21 +170,6 @@ def test_after_sigkill_the_run_resumes_from_the_last_checkpoint(tmp_path):
     proc.kill()
     proc.wait()
     step = checkpoint.latest_step(run)
-    done = jaxgames(
-        "train",
-        "tictactoe-td-farl",
-        "--run-dir",
-        str(run),
-        "--resume",
-        "--train.games",
-        "24000",
-        "--train.checkpoint-every",
-        "2000",
-        "--train.chunk-steps",
-        "20",
-        "--eval.games",
-        "10",
-        "--no-progress",
-    )
+    done = jaxgames(*_train_args(run, "24000"), "--resume")
     assert done.returncode == 0, done.stderr[-2000:]
     assert checkpoint.latest_step(run) >= 24_000 > step
