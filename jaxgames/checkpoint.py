@@ -138,11 +138,11 @@ def save(run_dir: str | pathlib.Path, carry, config: Config, meta: dict, keep: i
     return step
 
 
-def latest_step(run_dir: str | pathlib.Path) -> int | None:
-    """The newest complete checkpoint of a run folder (None if there is none)."""
+def complete_steps(run_dir: str | pathlib.Path) -> list[int]:
+    """The complete checkpoints of a run folder, oldest first."""
     directory = pathlib.Path(run_dir) / CHECKPOINTS
     if not directory.is_dir():
-        return None
+        return []
     steps = [
         int(p.name)
         for p in directory.iterdir()
@@ -150,7 +150,13 @@ def latest_step(run_dir: str | pathlib.Path) -> int | None:
     ]
     if not steps:  # older orbax versions may not write the marker
         steps = [int(p.name) for p in directory.iterdir() if p.name.isdigit()]
-    return max(steps) if steps else None
+    return sorted(steps)
+
+
+def latest_step(run_dir: str | pathlib.Path) -> int | None:
+    """The newest complete checkpoint of a run folder (None if there is none)."""
+    steps = complete_steps(run_dir)
+    return steps[-1] if steps else None
 
 
 def locate(path: str | pathlib.Path) -> tuple[pathlib.Path, int]:
@@ -178,15 +184,12 @@ def locate(path: str | pathlib.Path) -> tuple[pathlib.Path, int]:
 def _fallback_hint(run_dir: pathlib.Path, step: int) -> str:
     """What to do about a damaged checkpoint: name the older ones that may still be good."""
     directory = run_dir / CHECKPOINTS
-    older = sorted(
-        (int(p.name) for p in directory.iterdir() if p.name.isdigit() and int(p.name) < step),
-        reverse=True,
-    )
+    older = [s for s in complete_steps(run_dir) if s < step]
     if not older:
         return "; no older checkpoint in this run (retrain, or restore it from a backup)"
     return (
-        f"; use an older one (e.g. PATH {directory / str(older[0])}), or delete "
-        f"{directory / str(step)} so that --resume continues from {older[0]}"
+        f"; use an older one (e.g. PATH {directory / str(older[-1])}), or delete "
+        f"{directory / str(step)} so that --resume continues from {older[-1]}"
     )
 
 

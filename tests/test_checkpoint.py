@@ -99,7 +99,7 @@ def test_corrupt_checkpoints_are_rejected(tmp_path):
     for f in (step_dir / "state").rglob("*"):
         if f.is_file() and f.stat().st_size > 0 and f.suffix not in (".json",):
             f.write_bytes(b"\x00garbage" * 8)
-    with pytest.raises(CheckpointError, match="could not be restored.* older"):
+    with pytest.raises(CheckpointError, match=r"could not be restored.* older"):
         jaxgames.load(run)
     (step_dir / "meta" / "metadata").write_text("{not json")
     with pytest.raises(CheckpointError, match="unreadable metadata"):
