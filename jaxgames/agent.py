@@ -22,7 +22,6 @@ import numpy as np
 from jaxgames import checkpoint
 from jaxgames.config import Config
 from jaxgames.core import Game, State
-from jaxgames.learning import farl
 from jaxgames.selfplay import ParamPolicy
 from jaxgames.training import Learner, make_learner
 
@@ -48,9 +47,7 @@ class Agent:
 
     def policy(self, state: State, key: jax.Array) -> jax.Array:
         """The greedy move for one state (unbatched, jittable)."""
-        return farl.greedy_action(
-            self.game, self.learner.model, self.learner.spec, self.params, state, key
-        )
+        return self.learner.greedy_action(self.params, state, key)
 
     def batched(self) -> ParamPolicy:
         """The greedy agent as a batched policy for `jaxgames.evaluation.arena`."""
@@ -61,10 +58,7 @@ class Agent:
         its move values (batched, jittable)."""
 
         def one(state):
-            features = self.learner.model.features(state)
-            scores = farl.action_scores(
-                self.game, self.learner.model, self.learner.spec, self.params, state, features
-            )[0]
+            scores = self.learner.move_scores(self.params, state)
             return jnp.max(jnp.where(state.legal_action_mask, scores, -jnp.inf))
 
         return jax.vmap(one)(states)
@@ -72,10 +66,7 @@ class Agent:
     def move_values(self, state: State) -> np.ndarray:
         """float32[num_actions]: what the agent maximises for each move of `state`
         (r + gamma * V(afterstate) for TD, Q(s, a) for SARSA/Q); NaN for illegal moves."""
-        features = self.learner.model.features(state)
-        scores = farl.action_scores(
-            self.game, self.learner.model, self.learner.spec, self.params, state, features
-        )[0]
+        scores = self.learner.move_scores(self.params, state)
         return np.where(np.asarray(state.legal_action_mask), np.asarray(scores), np.nan)
 
 

@@ -253,22 +253,38 @@ def cmd_inspect(argv: list[str]) -> int:
         f"{meta.get('train_seconds', 0):.1f}s of training"
     )
     print("versions     " + ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items()))
+    if isinstance(net, ntuple.NTupleNet):
+        shape = (
+            f"{len(net.tuples)} tuples of length {sorted({len(t) for t in net.tuples})}, "
+            f"P={net.num_cell_states}, {net.num_symmetries} symmetries, TCL {ap.tcl}"
+        )
+    elif ap.kind == "linear":
+        shape = f"'{ap.features}' features ({net.num_features}), combine {ap.combine}"
+    else:
+        shape = f"conv channels {list(ap.channels)}, dense {ap.hidden}, {ap.optimizer}"
     print(
-        f"approximator {ap.kind}: {len(net.tuples)} tuples of length "
-        f"{sorted({len(t) for t in net.tuples})}, P={net.num_cell_states}, "
-        f"{net.num_symmetries} symmetries, output {ap.output}, TCL {ap.tcl}"
+        f"approximator {ap.kind}: {shape}, {net.num_players} parameter set(s) x "
+        f"{net.num_outputs} output(s), output {ap.output}"
     )
     print(
         f"algorithm    {al.kind}, alpha {al.alpha}, epsilon {al.epsilon}, lambda {al.lam}, "
         f"FARL part 1 {al.farl_others}, part 2 {al.farl_terminal}, batch {cfg.train.batch_size}"
     )
-    active = np.asarray(ntuple.active_fraction(net, agent.params))
-    weights = np.asarray(ntuple.weights(net, agent.params))
-    print(
-        f"parameters   {weights.size:,} weights; active (non-zero) by player: "
-        + ", ".join(f"{p}: {a:.2%}" for p, a in enumerate(active))
-        + f"; mean |w| {np.abs(weights).mean():.4g}"
-    )
+    if isinstance(net, ntuple.NTupleNet):
+        active = np.asarray(ntuple.active_fraction(net, agent.params))
+        weights = np.asarray(ntuple.weights(net, agent.params))
+        print(
+            f"parameters   {weights.size:,} weights; active (non-zero) by player: "
+            + ", ".join(f"{p}: {a:.2%}" for p, a in enumerate(active))
+            + f"; mean |w| {np.abs(weights).mean():.4g}"
+        )
+    else:
+        trained = agent.params["net"] if ap.kind == "cnn" else agent.params
+        weights = np.concatenate([np.ravel(x) for x in jax.tree.leaves(trained)])
+        print(
+            f"parameters   {weights.size:,} weights; non-zero {np.mean(weights != 0):.2%}; "
+            f"mean |w| {np.abs(weights).mean():.4g}"
+        )
     state = agent.game.init(jax.random.key(0))
     moves = [m for m in args.moves.replace(" ", "").split(",") if m]
     for i, m in enumerate(moves):

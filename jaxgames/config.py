@@ -38,18 +38,22 @@ class GameConfig:
 class ApproximatorConfig:
     """The value function.
 
-    kind: "ntuple" or "tabular".
+    kind: "ntuple", "tabular", "linear" or "cnn".
     tuples: explicit tuples (lists of cells); when absent, `num_tuples` random walks of
         `tuple_length` cells are drawn with `tuple_seed`.
-    symmetries: sum over the board's symmetries.
+    symmetries: sum over the board's symmetries (n-tuple, tabular).
     output: "tanh" or "identity".
     tcl: temporal coherence learning: "none", "identity" or "exponential" (beta `tcl_beta`,
         accumulators start at `tcl_init`).
     combine: how hits of several games on one weight in one lockstep step combine:
-        "sequential" (like that many sequential updates) or "mean".
+        "sequential" (like that many sequential updates) or "mean" (n-tuple, tabular, linear).
+    features: the linear feature set: "raw" (one-hot cells, any game) or "fiar" (seed 000's
+        Connect Four features, any board size).
+    channels, hidden, optimizer: the CNN's 3x3 conv layers, dense width and optax optimizer
+        ("adam" or "sgd"; the step size is `algorithm.alpha`).
     """
 
-    kind: Literal["ntuple", "tabular"] = "ntuple"
+    kind: Literal["ntuple", "tabular", "linear", "cnn"] = "ntuple"
     tuples: tuple[tuple[int, ...], ...] | None = None
     num_tuples: int = 0
     tuple_length: int = 0
@@ -60,19 +64,27 @@ class ApproximatorConfig:
     tcl_beta: float = 2.7
     tcl_init: float = 1e-4
     combine: Literal["sequential", "mean"] = "sequential"
+    features: Literal["raw", "fiar"] = "raw"
+    channels: tuple[int, ...] = (32, 32)
+    hidden: int = 64
+    optimizer: Literal["adam", "sgd"] = "adam"
 
 
 @dataclasses.dataclass(frozen=True)
 class AlgorithmConfig:
     """How to learn (see `jaxgames.learning.farl`).
 
-    kind: "td" (afterstate values), "sarsa" or "q".
+    kind: "td" (afterstate values), "sarsa" or "q" (player-centred FARL forms), or
+        "minimax_q" (seed 003: one Q function, max for the first player and min for the
+        second; see `jaxgames.learning.minimax_q`).
     lam, horizon_cut: eligibility lambda and the cut that sets the horizon.
     farl_others / farl_terminal: Final Adaptation parts 1 and 2 (both off = "no-FARL").
     alpha, epsilon: schedules over finished training games.
+    replay_size, replay_batch, target_every: minimax_q's experience replay (0 = none: update
+        on the transitions just made) and target network (0 = none).
     """
 
-    kind: Literal["td", "sarsa", "q"] = "td"
+    kind: Literal["td", "sarsa", "q", "minimax_q"] = "td"
     gamma: float = 1.0
     lam: float = 0.0
     horizon_cut: float = 0.1
@@ -84,6 +96,9 @@ class AlgorithmConfig:
     random_opening_moves: int = 0
     alpha: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
     epsilon: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
+    replay_size: int = 0
+    replay_batch: int = 256
+    target_every: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -176,6 +191,23 @@ def check_config(config: Config) -> None:
         problems.append(
             "approximator: give `tuples`, or `num_tuples` >= 1 and `tuple_length` >= 1 "
             f"for random walks (got num_tuples={ap.num_tuples}, tuple_length={ap.tuple_length})"
+        )
+    if a.replay_size < 0 or a.target_every < 0:
+        problems.append(
+            f"algorithm.replay_size={a.replay_size}, algorithm.target_every={a.target_every}: "
+            "expected >= 0"
+        )
+    if a.replay_size and not 1 <= a.replay_batch <= a.replay_size:
+        problems.append(
+            f"algorithm.replay_batch={a.replay_batch}: expected 1..replay_size ({a.replay_size})"
+        )
+    if (a.replay_size or a.target_every) and a.kind != "minimax_q":
+        problems.append(
+            f"algorithm.replay_size / target_every are for kind minimax_q, not {a.kind!r}"
+        )
+    if ap.kind == "cnn" and (not ap.channels or min(ap.channels) < 1 or ap.hidden < 1):
+        problems.append(
+            f"approximator.channels={list(ap.channels)}, hidden={ap.hidden}: expected >= 1"
         )
     if problems:
         raise ValueError("invalid config: " + "; ".join(problems))

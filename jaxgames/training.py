@@ -22,10 +22,19 @@ import numpy as np
 
 import jaxgames
 from jaxgames import evaluation
-from jaxgames.approximators import ValueModel, ntuple, ntuple_model, tabular
+from jaxgames.approximators import (
+    ValueModel,
+    cnn,
+    cnn_model,
+    linear,
+    linear_model,
+    ntuple,
+    ntuple_model,
+    tabular,
+)
 from jaxgames.config import Config, to_dict
 from jaxgames.core import Game
-from jaxgames.learning import farl
+from jaxgames.learning import farl, minimax_q
 from jaxgames.learning.targets import horizon
 from jaxgames.opponents import make_opponent
 
@@ -46,20 +55,32 @@ def build_tuples(config: Config, game: Game) -> list[list[int]]:
 
 
 def build_model(config: Config, game: Game) -> ValueModel:
-    """The approximator of `config` bound to `game`."""
+    """The approximator of `config` bound to `game`: a value head over afterstates for TD, a
+    Q head (one output per action) otherwise; one parameter set per player, except for
+    minimax_q's single Q function."""
     ap = config.approximator
     outputs = 1 if config.algorithm.kind == "td" else game.num_actions
+    players = 1 if config.algorithm.kind == "minimax_q" else game.num_players
+    if ap.kind == "linear":
+        net = linear.LinearNet(
+            players, outputs, linear.num_features(game, ap.features), ap.output, ap.combine
+        )
+        return linear_model(game, net, ap.features)
+    if ap.kind == "cnn":
+        planes = jax.eval_shape(game.observe, game.init(jax.random.key(0)), 0).shape
+        net = cnn.make_cnn(
+            planes, players, outputs, ap.channels, ap.hidden, ap.optimizer, ap.output
+        )
+        return cnn_model(game, net)
     if game.board_spec is None:
         raise ValueError(f"{game!r} has no board description for table-based approximators")
     if ap.kind == "tabular":
-        net = tabular.make_tabular(
-            game.board_spec, game.num_players, outputs, ap.symmetries, ap.output
-        )
+        net = tabular.make_tabular(game.board_spec, players, outputs, ap.symmetries, ap.output)
     else:
         net = ntuple.make_ntuple(
             game.board_spec,
             build_tuples(config, game),
-            game.num_players,
+            players,
             outputs,
             symmetries=ap.symmetries,
             output=ap.output,
@@ -70,8 +91,19 @@ def build_model(config: Config, game: Game) -> ValueModel:
     return ntuple_model(game, net, ap.combine)
 
 
-def build_spec(config: Config) -> farl.LearnerSpec:
+def build_spec(config: Config) -> farl.LearnerSpec | minimax_q.MinimaxQSpec:
     a, t = config.algorithm, config.train
+    if a.kind == "minimax_q":
+        return minimax_q.MinimaxQSpec(
+            gamma=a.gamma,
+            replay_size=a.replay_size,
+            replay_batch=a.replay_batch,
+            target_every=a.target_every,
+            random_opening_moves=a.random_opening_moves,
+            alpha=a.alpha.resolve(t.games),
+            epsilon=a.epsilon.resolve(t.games),
+            batch_size=t.batch_size,
+        )
     return farl.LearnerSpec(
         kind=a.kind,
         gamma=a.gamma,
@@ -104,15 +136,34 @@ class Learner:
     config: Config
     game: Game
     model: ValueModel
-    spec: farl.LearnerSpec
-    chunk: Callable[[farl.Carry], tuple[farl.Carry, farl.Metrics]]
+    spec: farl.LearnerSpec | minimax_q.MinimaxQSpec
+    chunk: Callable[[Any], tuple[Any, farl.Metrics]]
 
-    def init(self, key: jax.Array) -> farl.Carry:
-        return farl.init_carry(self.game, self.model, self.spec, key)
+    @property
+    def algorithm(self):
+        """The learning module: `farl` (td, sarsa, q) or `minimax_q`."""
+        return minimax_q if self.spec.kind == "minimax_q" else farl
+
+    def init(self, key: jax.Array) -> Any:
+        """A fresh training carry (`farl.Carry` or `minimax_q.Carry`)."""
+        return self.algorithm.init_carry(self.game, self.model, self.spec, key)
 
     def policy(self, params: Any):
         """The greedy agent for these parameters (a batched ParamPolicy)."""
-        return farl.greedy_policy(self.game, self.model, self.spec, params)
+        return self.algorithm.greedy_policy(self.game, self.model, self.spec, params)
+
+    def greedy_action(self, params: Any, state, key: jax.Array) -> jax.Array:
+        """The greedy move for one state (unbatched, jittable)."""
+        return self.algorithm.greedy_action(self.game, self.model, self.spec, params, state, key)
+
+    def move_scores(self, params: Any, state) -> jax.Array:
+        """float32[A]: what the greedy mover maximises for each action of one state
+        (unbatched): r + gamma * V(afterstate) for TD, Q(s, a) for SARSA/Q, +-Q for
+        minimax_q (the second player minimises Q)."""
+        features = self.model.features(state)
+        return self.algorithm.action_scores(
+            self.game, self.model, self.spec, params, state, features
+        )[0]
 
     def evaluate(self, params: Any, key: jax.Array) -> evaluation.ArenaResult:
         """The configured evaluation (opponent, games per seat, seats, openings)."""
@@ -133,7 +184,8 @@ def make_learner(config: Config) -> Learner:
     game = build_game(config)
     model = build_model(config, game)
     spec = build_spec(config)
-    chunk = farl.make_chunk(game, model, spec, chunk_steps(config))
+    algorithm = minimax_q if spec.kind == "minimax_q" else farl
+    chunk = algorithm.make_chunk(game, model, spec, chunk_steps(config))
     return Learner(config, game, model, spec, chunk)
 
 

@@ -84,7 +84,10 @@ def test_play_quits_on_end_of_input(trained):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["train", "no-such-preset"], "neither a file nor a preset; presets: connect4-td-farl"),
+        (
+            ["train", "no-such-preset"],
+            "neither a file nor a preset; presets: connect4-cnn-dqn, connect4-td-farl",
+        ),
         (
             ["train", "tictactoe-td-farl", "--train.games", "-5", "--no-progress"],
             "train.games=-5: expected >= 1",

@@ -183,18 +183,20 @@ def action_scores(
 
     Returns:
         (scores float32[A], values float32[A], afterstates State[A], afterstate features
-        [A, ...]): for TD, values = V_p(afterstate) and scores = r_p + gamma * values (values
-        count 0 once the game is over); for SARSA/Q, scores = values = Q_p(s, a).
+        [A, ...] or None): for TD, values = V_p(afterstate) and scores = r_p + gamma * values
+        (values count 0 once the game is over); for SARSA/Q, scores = values = Q_p(s, a), and
+        the afterstate features are None (only the chosen move's are needed, see `_decide`).
     """
     player = state.current_player
     actions = jnp.arange(game.num_actions)
     after = jax.vmap(game.afterstate, in_axes=(None, 0))(state, actions)
-    after_features = model.afterstate_features(state, features)
     if spec.kind == "td":
+        after_features = model.afterstate_features(state, features)
         values = jax.vmap(lambda f: model.value(params, player, f, 0))(after_features)
         discount = spec.gamma * (1.0 - after.terminated.astype(jnp.float32))
         scores = after.rewards[:, player] + discount * values
     else:
+        after_features = None
         values = jax.vmap(lambda a: model.value(params, player, features, a))(actions)
         scores = values
     return scores, values, after, after_features
@@ -223,9 +225,14 @@ def greedy_fn(game: Game, model: ValueModel, spec: LearnerSpec):
     """The trained agent as a batched `fn(params, states, key) -> int32[B]`.
     Wrap as `ParamPolicy(greedy_fn(...), params)` for the arena."""
 
+    return batched_policy(functools.partial(greedy_action, game, model, spec))
+
+
+def batched_policy(one):
+    """`fn(params, states, key) -> int32[B]` from an unbatched `one(params, state, key)`."""
+
     def fn(params: Any, states: State, key: jax.Array) -> Array:
         keys = jax.random.split(key, states.terminated.shape[0])
-        one = functools.partial(greedy_action, game, model, spec)
         return jax.vmap(one, in_axes=(None, 0, 0))(params, states, keys)
 
     return fn
@@ -264,11 +271,18 @@ def _decide(game, model, spec, params, state, features, epsilon, key) -> _Decisi
         explore = explore & ~wins.any()
     # Q-learning bootstraps on the best legal value, TD and SARSA on the move actually made.
     bootstrap = jnp.max(jnp.where(legal, values, -jnp.inf)) if spec.kind == "q" else values[action]
+    chosen = _pick(after, action)
+    if after_features is not None:
+        chosen_features = after_features[action]
+    elif model.incremental:
+        chosen_features = model.afterstate_features(state, features)[action]
+    else:
+        chosen_features = model.features(chosen)
     return _Decision(
         action,
         explore,
-        _pick(after, action),
-        _pick(after_features, action),
+        chosen,
+        chosen_features,
         values[action],
         bootstrap,
     )
@@ -468,13 +482,7 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
             next_features = jax.vmap(model.features)(nxt)
         else:
             nxt = d.after
-            next_features = (
-                d.after_features
-                if spec.kind == "td"
-                else jax.vmap(lambda s, f, a: model.afterstate_features(s, f)[a])(
-                    states, features, d.action
-                )
-            )
+            next_features = d.after_features
         restarted = selfplay.restart_finished(game, nxt, reset_key)
         if game.stochastic:
             fresh_features = jax.vmap(model.features)(restarted)
@@ -513,9 +521,14 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
 
 def make_chunk(game: Game, model: ValueModel, spec: LearnerSpec, num_steps: int):
     """`chunk(carry) -> (carry, Metrics)`: `num_steps` lockstep moves, jitted, carry donated."""
-    step = make_step(game, model, spec)
+    return jit_chunk(make_step(game, model, spec), num_steps)
 
-    def chunk(carry: Carry) -> tuple[Carry, Metrics]:
+
+def jit_chunk(step, num_steps: int):
+    """`chunk(carry) -> (carry, Metrics)`: `num_steps` calls of `step` in one jitted scan, the
+    per-step metrics summed, the carry donated."""
+
+    def chunk(carry):
         carry, per_step = jax.lax.scan(step, carry, None, length=num_steps)
         return carry, jax.tree.map(lambda x: jnp.sum(x, axis=0), per_step)
 
