@@ -24,7 +24,10 @@ import jaxgames
 from jaxgames import core, selfplay
 from jaxgames.opponents import random_policy
 
-PGX_NAMES = {"tictactoe": "tic_tac_toe", "connect_four": "connect_four"}
+PGX_NAMES = {"tictactoe": "tic_tac_toe", "connect_four": "connect_four", "hex": "hex"}
+# Options that make our game the one pgx implements (pgx's Hex is 11x11, with a swap move that
+# random play uses now and then; we have no swap rule).
+BENCH_OPTIONS = {"hex": {"size": 11}}
 MOVES_PER_RUN = 2_000_000
 
 
@@ -130,14 +133,15 @@ def main(argv: list[str] | None = None) -> None:
     driver = trivial_game()
     ceilings = {b: measure(driver, b, args.repeats).steps_per_s for b in args.batch_sizes}
     for name in args.games:
-        game, peer = jaxgames.make(name), pgx_game(name)
+        game, peer = jaxgames.make(name, **BENCH_OPTIONS.get(name, {})), pgx_game(name)
         for b in args.batch_sizes:
             ours = measure(game, b, args.repeats)
             theirs = measure(peer, b, args.repeats) if peer else None
             pgx_col = f"{theirs.steps_per_s:>14,.0f}" if theirs else f"{'-':>14}"
             ratio = f"{ours.steps_per_s / theirs.steps_per_s:>7.2f}x" if theirs else f"{'-':>8}"
+            label = name + "".join(f" {v}" for v in BENCH_OPTIONS.get(name, {}).values())
             print(
-                f"{name:<14}{b:>7}{ours.compile_s:>11.2f}{ours.steps_per_s:>14,.0f}"
+                f"{label:<14}{b:>7}{ours.compile_s:>11.2f}{ours.steps_per_s:>14,.0f}"
                 f"{ours.games_per_s:>13,.0f}{pgx_col}{ratio}{ceilings[b]:>16,.0f}",
                 flush=True,
             )

@@ -97,7 +97,7 @@ def _result_line(r: dict) -> str:
 def cmd_eval(argv: list[str]) -> int:
     from jaxgames.agent import load
     from jaxgames.evaluation import arena, opening_moves
-    from jaxgames.opponents import make_opponent
+    from jaxgames.opponents import epsilon_greedy, make_opponent
 
     parser = argparse.ArgumentParser(
         prog="jaxgames eval", description="Evaluate a checkpoint against an opponent."
@@ -114,15 +114,24 @@ def cmd_eval(argv: list[str]) -> int:
         default=0,
         help="start from every opening of this many plies",
     )
+    parser.add_argument(
+        "--epsilon",
+        type=float,
+        default=0.0,
+        help="the agent plays a random move with this probability (epsilon-greedy)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    if not 0.0 <= args.epsilon <= 1.0:
+        raise UsageError(f"--epsilon {args.epsilon}: expected a probability in [0, 1]")
     agent = load(args.path)
     opponent = make_opponent(args.opponent, agent.game)
+    policy = epsilon_greedy(agent.batched(), args.epsilon) if args.epsilon else agent.batched()
     openings = opening_moves(agent.game, args.openings) if args.openings else None
     result = arena(
         agent.game,
-        agent.batched(),
+        policy,
         opponent,
         args.games,
         jax.random.key(args.seed),
@@ -133,6 +142,7 @@ def cmd_eval(argv: list[str]) -> int:
         **result.to_dict(),
         "opponent": args.opponent,
         "seats": args.seats,
+        "epsilon": args.epsilon,
         "checkpoint": str(agent.path),
         "train_games": agent.meta.get("games"),
     }
@@ -266,9 +276,18 @@ def cmd_inspect(argv: list[str]) -> int:
         f"approximator {ap.kind}: {shape}, {net.num_players} parameter set(s) x "
         f"{net.num_outputs} output(s), output {ap.output}"
     )
+    if al.kind == "minimax_q":
+        details = (
+            f"replay {al.replay_size:,} (minibatch {al.replay_batch}), target network every "
+            f"{al.target_every} updates"
+            if al.replay_size
+            else "no replay"
+        )
+    else:
+        details = f"lambda {al.lam}, FARL part 1 {al.farl_others}, part 2 {al.farl_terminal}"
     print(
-        f"algorithm    {al.kind}, alpha {al.alpha}, epsilon {al.epsilon}, lambda {al.lam}, "
-        f"FARL part 1 {al.farl_others}, part 2 {al.farl_terminal}, batch {cfg.train.batch_size}"
+        f"algorithm    {al.kind}, alpha {al.alpha}, epsilon {al.epsilon}, {details}, "
+        f"batch {cfg.train.batch_size}"
     )
     if isinstance(net, ntuple.NTupleNet):
         active = np.asarray(ntuple.active_fraction(net, agent.params))

@@ -22,6 +22,9 @@ GAME_VARIANTS = [(name, {}) for name in jaxgames.available_games()] + [
     ("connect_four", {"rows": 5, "cols": 9, "connect": 3}),
     ("nim", {"heaps": 4, "size": 7, "max_take": 3}),
     ("nim3p", {"heaps": 2, "size": 4}),
+    ("hex", {"size": 2}),
+    ("hex", {"size": 5}),
+    ("hex", {"size": 11}),
 ]
 
 
@@ -35,6 +38,8 @@ def max_game_length(game: jaxgames.Game) -> int:
     opts = dict(game.options)
     if game.name in ("nim", "nim3p"):
         return opts["heaps"] * opts["size"]
+    if game.name == "othello":
+        return 2 * 60  # 60 discs, and a pass can come between two of them
     return int(np.prod(game.board_shape))
 
 

@@ -155,6 +155,140 @@ class Nim:
             self.rewards = [0.0] * self.players
 
 
+class Hex:
+    """Hex on a rhombus; wins found by a breadth-first search from the owner's first edge."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self.grid = [[0] * size for _ in range(size)]
+        self.player = 0
+        self.over = False
+        self.rewards = [0.0, 0.0]
+
+    def num_actions(self) -> int:
+        return self.size * self.size
+
+    def legal(self) -> list[int]:
+        if self.over:
+            return []
+        n = self.size
+        return [r * n + c for r in range(n) for c in range(n) if self.grid[r][c] == 0]
+
+    def board(self) -> np.ndarray:
+        return np.array(self.grid, dtype=np.int8)
+
+    def _connected(self, stone: int) -> bool:
+        n = self.size
+        # first player: row 0 -> row n-1; second player: column 0 -> column n-1
+        if stone == 1:
+            frontier = [(0, c) for c in range(n) if self.grid[0][c] == 1]
+        else:
+            frontier = [(r, 0) for r in range(n) if self.grid[r][0] == 2]
+        seen = set(frontier)
+        while frontier:
+            r, c = frontier.pop()
+            if (stone == 1 and r == n - 1) or (stone == 2 and c == n - 1):
+                return True
+            for dr, dc in ((-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0)):
+                rr, cc = r + dr, c + dc
+                inside = 0 <= rr < n and 0 <= cc < n
+                if inside and (rr, cc) not in seen and self.grid[rr][cc] == stone:
+                    seen.add((rr, cc))
+                    frontier.append((rr, cc))
+        return False
+
+    def play(self, action: int) -> None:
+        if self.over:
+            self.rewards = [0.0, 0.0]
+            return
+        mover = self.player
+        self.player = 1 - mover
+        if action not in self.legal():
+            self.over = True
+            self.rewards = [1.0, 1.0]
+            self.rewards[mover] = -1.0
+            return
+        r, c = divmod(action, self.size)
+        self.grid[r][c] = mover + 1
+        if self._connected(mover + 1):
+            self.over = True
+            self.rewards = [-1.0, -1.0]
+            self.rewards[mover] = 1.0
+        else:
+            self.rewards = [0.0, 0.0]
+
+
+class Othello:
+    """8x8 Othello; moves found by walking each direction cell by cell."""
+
+    def __init__(self):
+        self.grid = [[0] * 8 for _ in range(8)]
+        self.grid[3][3] = self.grid[4][4] = 2
+        self.grid[3][4] = self.grid[4][3] = 1
+        self.player = 0
+        self.over = False
+        self.rewards = [0.0, 0.0]
+
+    def num_actions(self) -> int:
+        return 65
+
+    def _flips(self, player: int, r: int, c: int) -> list[tuple[int, int]]:
+        if self.grid[r][c] != 0:
+            return []
+        own, opp = player + 1, 2 - player
+        out = []
+        for dr in (-1, 0, 1):
+            for dc in (-1, 0, 1):
+                if dr == dc == 0:
+                    continue
+                run = []
+                rr, cc = r + dr, c + dc
+                while 0 <= rr < 8 and 0 <= cc < 8 and self.grid[rr][cc] == opp:
+                    run.append((rr, cc))
+                    rr, cc = rr + dr, cc + dc
+                if run and 0 <= rr < 8 and 0 <= cc < 8 and self.grid[rr][cc] == own:
+                    out += run
+        return out
+
+    def _moves(self, player: int) -> list[int]:
+        return [r * 8 + c for r in range(8) for c in range(8) if self._flips(player, r, c)]
+
+    def legal(self) -> list[int]:
+        if self.over:
+            return []
+        return self._moves(self.player) or [64]
+
+    def board(self) -> np.ndarray:
+        return np.array(self.grid, dtype=np.int8)
+
+    def play(self, action: int) -> None:
+        if self.over:
+            self.rewards = [0.0, 0.0]
+            return
+        mover = self.player
+        self.player = 1 - mover
+        if action not in self.legal_for(mover):
+            self.over = True
+            self.rewards = [1.0, 1.0]
+            self.rewards[mover] = -1.0
+            return
+        if action != 64:
+            r, c = divmod(action, 8)
+            for rr, cc in self._flips(mover, r, c):
+                self.grid[rr][cc] = mover + 1
+            self.grid[r][c] = mover + 1
+        self.rewards = [0.0, 0.0]
+        if not self._moves(0) and not self._moves(1):
+            self.over = True
+            black = sum(v == 1 for row in self.grid for v in row)
+            white = sum(v == 2 for row in self.grid for v in row)
+            if black != white:
+                self.rewards = [1.0, -1.0] if black > white else [-1.0, 1.0]
+
+    def legal_for(self, player: int) -> list[int]:
+        return self._moves(player) or [64]
+
+
 def for_game(name: str, options: dict[str, int]):
     """A fresh reference game for a registry name and resolved options."""
     if name == "tictactoe":
@@ -165,4 +299,8 @@ def for_game(name: str, options: dict[str, int]):
         return Nim(options["heaps"], options["size"], options["max_take"], players=2)
     if name == "nim3p":
         return Nim(options["heaps"], options["size"], options["size"], players=3)
+    if name == "hex":
+        return Hex(options["size"])
+    if name == "othello":
+        return Othello()
     raise KeyError(name)

@@ -200,17 +200,22 @@ def test_mask_agrees_with_what_step_accepts(variant, seed, depth, action):
 
 @VARIANTS
 def test_stones_and_items_are_conserved(variant):
-    """Placement games: stones on the board == moves; heap games: items removed == taken."""
+    """Placement games: stones on the board == moves (Othello: 4 + discs placed); heap games:
+    items removed == taken."""
     game = make(variant)
     actions, states = random_games(game, 32, max_game_length(game), jax.random.key(13))
     boards = np.asarray(states.board).astype(np.int64)
     steps = np.asarray(states.step_count)
-    if game.name in ("nim", "nim3p"):
+    done_before = np.concatenate(
+        [np.zeros_like(steps[:, :1], bool), np.asarray(states.terminated)[:, :-1]], axis=1
+    )
+    if game.name == "othello":  # flips move discs between players; a pass places none
+        placed = np.cumsum(~done_before & (np.asarray(actions) != 64), axis=1)
+        stones = (boards != 0).reshape(*boards.shape[:2], -1).sum(-1)
+        np.testing.assert_array_equal(stones, 4 + placed)
+    elif game.name in ("nim", "nim3p"):
         opts = dict(game.options)
         max_take = opts.get("max_take", opts["size"])
-        done_before = np.concatenate(
-            [np.zeros_like(steps[:, :1], bool), np.asarray(states.terminated)[:, :-1]], axis=1
-        )
         taken = np.cumsum(np.where(done_before, 0, np.asarray(actions) % max_take + 1), axis=1)
         remaining = opts["heaps"] * opts["size"] - taken
         np.testing.assert_array_equal(boards.sum(axis=-1), remaining)

@@ -82,3 +82,18 @@ def test_wrong_number_of_opponents_is_rejected():
     game = jaxgames.make("nim3p")
     with pytest.raises(ValueError, match="needs 2 opponent"):
         arena(game, random_policy, [random_policy], 1, jax.random.key(0))
+
+
+def test_epsilon_greedy_wraps_any_policy():
+    from jaxgames.opponents import epsilon_greedy
+
+    game = jaxgames.make("connect_four")
+    states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), 4000))
+    first_column = lambda s, key: jnp.zeros(s.terminated.shape, jnp.int32)
+    for eps in (0.0, 0.3, 1.0):
+        policy = epsilon_greedy(first_column, eps)
+        actions = np.asarray(jax.jit(policy.fn)(policy.params, states, jax.random.key(1)))
+        # a random move is column 0 one time in seven
+        assert abs(np.mean(actions != 0) - eps * 6 / 7) < 0.03, eps
+    with pytest.raises(ValueError, match=r"epsilon=1\.5: expected a probability"):
+        epsilon_greedy(first_column, 1.5)

@@ -1,8 +1,10 @@
 """The games, one module each, registered with `jaxgames.make` here."""
 
 from jaxgames.games.connect_four import make_connect_four
+from jaxgames.games.hex import make_hex
 from jaxgames.games.nim import make_nim
 from jaxgames.games.nim3p import make_nim3p
+from jaxgames.games.othello import make_othello
 from jaxgames.games.tictactoe import make_tictactoe
 from jaxgames.registry import Option, register
 
@@ -24,6 +26,8 @@ register(
     },
     _check_connect_four,
 )
+register("othello", make_othello)
+register("hex", make_hex, {"size": Option(6, 2, 13, "board side (cells)")})
 register(
     "nim",
     make_nim,
@@ -42,4 +46,11 @@ register(
     },
 )
 
-__all__ = ["make_connect_four", "make_nim", "make_nim3p", "make_tictactoe"]
+__all__ = [
+    "make_connect_four",
+    "make_hex",
+    "make_nim",
+    "make_nim3p",
+    "make_othello",
+    "make_tictactoe",
+]

@@ -56,6 +56,8 @@ class Schedule:
             return f"{self.start:g}"
         if self.kind == "anneal":
             return f"{self.start:g} * {self.factor:g}^games (floor {self.end:g})"
+        if self.kind == "inverse":
+            return f"{self.start:g} / (1 + games / {self.games:,})"
         over = f" over {self.games:,} games" if self.games else ""
         return f"{self.start:g} -> {self.end:g} ({self.kind}{over})"
 

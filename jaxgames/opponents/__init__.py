@@ -5,7 +5,8 @@
 * `random`: uniformly random legal moves;
 * `perfect`: exhaustive Max-N for small games (TicTacToe, Nim, Nim3P), AB for Connect Four;
 * `perfect-dl`: AB-DL for Connect Four (postpones losses as long as possible);
-* `mcts:N`: Monte Carlo tree search with N simulations per move (1- and 2-player games).
+* `mcts:N`: Monte Carlo tree search with N simulations per move (1- and 2-player games);
+* `heur`, `bench`: Othello's one-ply positional players (weighted squares).
 
 Unknown names raise a ValueError listing the names available for that game.
 """
@@ -16,8 +17,9 @@ from jaxgames.core import Game
 from jaxgames.opponents import perfect
 from jaxgames.opponents.connect_four import ab_policy, connect_four_scores
 from jaxgames.opponents.mcts import mcts_policy
+from jaxgames.opponents.othello import positional_policy
 from jaxgames.opponents.perfect import perfect_policy
-from jaxgames.opponents.random import random_policy
+from jaxgames.opponents.random import epsilon_greedy, random_policy
 
 
 def _is_solvable_connect_four(game: Game) -> bool:
@@ -36,6 +38,8 @@ def opponent_names(game: Game) -> list[str]:
         names += ["perfect", "perfect-dl"]
     elif perfect.supports(game):
         names.append("perfect")
+    if game.name == "othello":
+        names += ["heur", "bench"]
     if game.num_players <= 2:
         names.append("mcts:N")
     return names
@@ -55,6 +59,8 @@ def make_opponent(name: str, game: Game):
         )
     if name == "random":
         return random_policy
+    if name in ("heur", "bench"):
+        return positional_policy(game, name)
     if _is_solvable_connect_four(game):
         return ab_policy(game, distant_losses=name == "perfect-dl")
     return perfect_policy(game)
@@ -63,9 +69,11 @@ def make_opponent(name: str, game: Game):
 __all__ = [
     "ab_policy",
     "connect_four_scores",
+    "epsilon_greedy",
     "make_opponent",
     "mcts_policy",
     "opponent_names",
     "perfect_policy",
+    "positional_policy",
     "random_policy",
 ]

@@ -1,0 +1,155 @@
+"""Hex on an n x n rhombus: `hex` (size=6, any size from 2 to 13).
+
+Rules: two players alternately place a stone on an empty cell. The first player (X) wins by
+joining the top and bottom rows with a chain of adjacent stones, the second player (O) by
+joining the left and right columns (+1 for the winner, -1 for the other). Hex has no draws:
+a full board always holds exactly one winning chain. No swap rule. The action is the cell
+index; an occupied cell is illegal.
+
+Cells (4x4 shown), flat index = row * size + col; each row is shifted half a cell to the right
+of the one above, so cell (r, c) touches (r-1, c), (r-1, c+1), (r, c-1), (r, c+1), (r+1, c-1)
+and (r+1, c)::
+
+    X edge:   0   1   2   3
+               4   5   6   7        O edges: left (column 0) and right (column size - 1)
+                8   9  10  11
+                 12  13  14  15
+    X edge (bottom row)
+
+`board` is int8[size, size]: 0 empty, 1 first player, 2 second player.
+
+Win detection keeps the connected groups in the state instead of searching the board: every
+stone carries its group's label (the index of one of its cells), and `extras["touch"]` holds,
+per label, whether that group touches the owner's first and second edge. A new stone merges
+the groups of its same-coloured neighbours under its own label (one vectorised relabelling of
+the board, no search); the mover wins when the merged group touches both of its edges.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxgames import core
+from jaxgames.games import grid
+
+Array = jax.Array
+
+HEX_STEPS = ((-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0))
+
+
+def hex_neighbours(size: int) -> np.ndarray:
+    """int32[cells, 6]: the adjacent cells of each cell (-1 where there are fewer)."""
+    out = np.full((size * size, 6), -1, np.int32)
+    for r in range(size):
+        for c in range(size):
+            near = [
+                (r + dr) * size + c + dc
+                for dr, dc in HEX_STEPS
+                if 0 <= r + dr < size and 0 <= c + dc < size
+            ]
+            out[r * size + c, : len(near)] = near
+    return out
+
+
+@functools.cache
+def make_hex(size: int = 6) -> core.Game:
+    """Builds Hex on a `size` x `size` board."""
+    cells = size * size
+    ids = np.arange(cells, dtype=np.int32)
+    near = hex_neighbours(size)
+    padded_near = np.where(near < 0, cells, near)  # index `cells` is an always-empty pad
+    row, col = ids // size, ids % size
+    # edges[p, cell] = (touches p's first edge, touches p's second edge)
+    edges = np.stack(
+        [
+            np.stack([row == 0, row == size - 1], axis=-1),
+            np.stack([col == 0, col == size - 1], axis=-1),
+        ]
+    )
+
+    def init(key: core.PRNGKey | None = None) -> core.State:
+        del key
+        state = core.new_state(jnp.zeros((size, size), jnp.int8), jnp.ones(cells, bool), 2)
+        return state.replace(
+            extras={
+                "group": jnp.asarray(ids),
+                "touch": jnp.zeros((cells, 2), bool),
+            }
+        )
+
+    def apply(state: core.State, action: Array) -> core.State:
+        player = state.current_player
+        stone = (player + 1).astype(jnp.int8)
+        cell = jnp.clip(action, 0, cells - 1)
+        flat = jnp.where(ids == cell, stone, state.board.reshape(cells))
+        group, touch = state.extras["group"], state.extras["touch"]
+        nb = jnp.asarray(padded_near)[cell]  # [6]
+        same = jnp.concatenate([flat, jnp.zeros(1, jnp.int8)])[nb] == stone
+        labels = jnp.where(same, jnp.concatenate([group, jnp.zeros(1, jnp.int32)])[nb], -1)
+        joined = jnp.any(jnp.where(same[:, None], touch[jnp.clip(labels, 0)], False), axis=0)
+        joined = joined | jnp.asarray(edges)[player, cell]
+        merge = ((group[:, None] == labels[None, :]).any(-1) & (flat == stone)) | (ids == cell)
+        won = joined[0] & joined[1]
+        return state.replace(
+            board=flat.reshape(size, size),
+            current_player=1 - player,
+            legal_action_mask=(flat == 0) & ~won,
+            rewards=jnp.where(won, jnp.where(jnp.arange(2) == player, 1.0, -1.0), 0.0).astype(
+                jnp.float32
+            ),
+            terminated=won,
+            step_count=state.step_count + 1,
+            extras={
+                "group": jnp.where(merge, cell, group),
+                "touch": touch.at[cell].set(joined),
+            },
+        )
+
+    afterstate = core.make_step(apply, core.two_player_forfeit)
+
+    def encode(state: core.State) -> Array:
+        return state.board.reshape(cells).astype(jnp.int32)
+
+    def changes(state: core.State, encoded: Array) -> tuple[Array, Array]:
+        del encoded
+        new = jnp.broadcast_to(state.current_player + 1, (cells, 1)).astype(jnp.int32)
+        return jnp.asarray(ids)[:, None], new
+
+    def observe(state: core.State, player: Array) -> Array:
+        """bool[size, size, 2]: `player`'s stones, then the opponent's."""
+        return grid.stone_planes(state.board, player, 2)
+
+    def render(state: core.State) -> str:
+        board = np.asarray(state.board)
+        lines = [" " * r + " ".join(".XO"[int(v)] for v in board[r]) for r in range(size)]
+        return "\n".join(lines)
+
+    perms, forward = grid.grid_symmetries(size, size, "rotate180")
+    board_spec = core.BoardSpec(
+        num_cells=cells,
+        num_cell_states=3,
+        encode=encode,
+        symmetries=perms,
+        action_symmetries=forward,
+        neighbours=near,
+        changes=changes,
+    )
+    return core.Game(
+        name="hex",
+        num_players=2,
+        num_actions=cells,
+        board_shape=(size, size),
+        options=(("size", size),),
+        init=init,
+        step=core.deterministic_step(afterstate),
+        observe=observe,
+        afterstate=afterstate,
+        chance=core.no_chance,
+        render=render,
+        action_names=tuple(f"row {r} col {c}" for r in range(size) for c in range(size)),
+        board_spec=board_spec,
+    )
