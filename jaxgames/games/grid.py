@@ -109,6 +109,12 @@ def grid_neighbours(rows: int, cols: int, diagonal: bool) -> np.ndarray:
     steps = [(-1, 0), (1, 0), (0, -1), (0, 1)]
     if diagonal:
         steps += [(-1, -1), (-1, 1), (1, -1), (1, 1)]
+    return neighbours_by_steps(rows, cols, steps)
+
+
+def neighbours_by_steps(rows: int, cols: int, steps) -> np.ndarray:
+    """int32[cells, len(steps)]: the cells at the given (row, col) offsets from each cell
+    that lie on the board, packed first (-1 where there are fewer)."""
     out = np.full((rows * cols, len(steps)), -1, np.int32)
     for r in range(rows):
         for c in range(cols):

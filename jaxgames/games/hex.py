@@ -43,16 +43,7 @@ HEX_STEPS = ((-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0))
 
 def hex_neighbours(size: int) -> np.ndarray:
     """int32[cells, 6]: the adjacent cells of each cell (-1 where there are fewer)."""
-    out = np.full((size * size, 6), -1, np.int32)
-    for r in range(size):
-        for c in range(size):
-            near = [
-                (r + dr) * size + c + dc
-                for dr, dc in HEX_STEPS
-                if 0 <= r + dr < size and 0 <= c + dc < size
-            ]
-            out[r * size + c, : len(near)] = near
-    return out
+    return grid.neighbours_by_steps(size, size, HEX_STEPS)
 
 
 @functools.cache

@@ -138,6 +138,22 @@ class Metrics(NamedTuple):
     updates: Array
 
 
+def step_metrics(
+    stats: selfplay.Stats, random_moves: Array, abs_delta_sum: Array, updates: Array
+) -> Metrics:
+    """One lockstep step's Metrics from its game statistics and learning totals."""
+    return Metrics(
+        moves=stats.moves,
+        finished=stats.finished,
+        wins=stats.wins,
+        draws=stats.draws,
+        reward_sum=stats.reward_sum,
+        random_moves=jnp.sum(random_moves, dtype=jnp.int32),
+        abs_delta_sum=abs_delta_sum,
+        updates=jnp.asarray(updates, jnp.int32),
+    )
+
+
 def _empty_memory(model: ValueModel, game: Game, features: Array, spec: LearnerSpec) -> Memory:
     b, n, h = spec.batch_size, game.num_players, spec.horizon - 1
     feat = features.shape[1:]
@@ -494,15 +510,8 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
         stats = selfplay.update_stats(
             selfplay.empty_stats(game.num_players), ~states.terminated, d.after.rewards, done
         )
-        metrics = Metrics(
-            moves=stats.moves,
-            finished=stats.finished,
-            wins=stats.wins,
-            draws=stats.draws,
-            reward_sum=stats.reward_sum,
-            random_moves=jnp.sum(d.random, dtype=jnp.int32),
-            abs_delta_sum=jnp.sum(abs_delta),
-            updates=jnp.sum(updated, dtype=jnp.int32),
+        metrics = step_metrics(
+            stats, d.random, jnp.sum(abs_delta), jnp.sum(updated, dtype=jnp.int32)
         )
         carry = Carry(
             states=restarted,

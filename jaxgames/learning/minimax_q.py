@@ -31,7 +31,7 @@ import jax.numpy as jnp
 from jaxgames import core, selfplay
 from jaxgames.approximators import Hits, ValueModel
 from jaxgames.core import Game, State
-from jaxgames.learning.farl import Metrics, batched_policy, jit_chunk
+from jaxgames.learning.farl import Metrics, batched_policy, jit_chunk, step_metrics
 from jaxgames.learning.schedules import Schedule
 from jaxgames.selfplay import ParamPolicy
 
@@ -273,15 +273,8 @@ def make_step(game: Game, model: ValueModel, spec: MinimaxQSpec):
         stats = selfplay.update_stats(
             selfplay.empty_stats(2), ~states.terminated, after.rewards, done
         )
-        metrics = Metrics(
-            moves=stats.moves,
-            finished=stats.finished,
-            wins=stats.wins,
-            draws=stats.draws,
-            reward_sum=stats.reward_sum,
-            random_moves=jnp.sum(explore, dtype=jnp.int32),
-            abs_delta_sum=jnp.where(ready, jnp.sum(jnp.abs(delta)), 0.0),
-            updates=jnp.where(ready, m, 0).astype(jnp.int32),
+        metrics = step_metrics(
+            stats, explore, jnp.where(ready, jnp.sum(jnp.abs(delta)), 0.0), jnp.where(ready, m, 0)
         )
         carry = Carry(
             states=selfplay.restart_finished(game, after, reset_key),
