@@ -24,7 +24,12 @@ import jaxgames
 from jaxgames import core, selfplay
 from jaxgames.opponents import random_policy
 
-PGX_NAMES = {"tictactoe": "tic_tac_toe", "connect_four": "connect_four", "hex": "hex"}
+PGX_NAMES = {
+    "tictactoe": "tic_tac_toe",
+    "connect_four": "connect_four",
+    "hex": "hex",
+    "othello": "othello",
+}
 # Options that make our game the one pgx implements (pgx's Hex is 11x11, with a swap move that
 # random play uses now and then; we have no swap rule).
 BENCH_OPTIONS = {"hex": {"size": 11}}

@@ -84,16 +84,17 @@ def test_play_quits_on_end_of_input(trained):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (
-            ["train", "no-such-preset"],
-            "neither a file nor a preset; presets: connect4-cnn-dqn, connect4-td-farl",
-        ),
+        (["train", "no-such-preset"], "neither a file nor a preset; presets: connect4-"),
         (
             ["train", "tictactoe-td-farl", "--train.games", "-5", "--no-progress"],
             "train.games=-5: expected >= 1",
         ),
         (["eval", "/nonexistent/run", "--opponent", "random"], "the path does not exist"),
         (["frobnicate"], "unknown command 'frobnicate'"),
+        (
+            ["train", "nim3p-td-farl", "--algorithm.kind", "minimax_q", "--no-progress"],
+            "needs a deterministic two-player zero-sum game, not 'nim3p'",
+        ),
     ],
 )
 def test_bad_input_gives_one_clear_line(args, message, tmp_path):
