@@ -133,3 +133,34 @@ def test_bad_sizes_are_rejected():
         jaxgames.make("hex", size=14)
     with pytest.raises(ValueError, match="size"):
         jaxgames.make("hex", size=1)
+
+
+def test_perfect_player_on_3x3_matches_a_brute_force_negamax():
+    import functools
+
+    from jaxgames.opponents import perfect
+    from tests.reference import Hex
+
+    @functools.cache
+    def negamax(cells: tuple) -> int:
+        """+1 if the player to move wins with perfect play (Hex has no draws)."""
+        ref = Hex(3)
+        ref.grid = [list(cells[r * 3 : r * 3 + 3]) for r in range(3)]
+        ref.player = 0 if cells.count(1) == cells.count(2) else 1
+        for move in ref.legal():
+            child = list(cells)
+            child[move] = ref.player + 1
+            after = Hex(3)
+            after.grid = [child[r * 3 : r * 3 + 3] for r in range(3)]
+            if after._connected(ref.player + 1) or negamax(tuple(child)) < 0:
+                return 1
+        return -1
+
+    game = jaxgames.make("hex", size=3)
+    table = perfect.solve(game)
+    key = int(perfect.state_key(game, game.init(jax.random.key(0))))
+    # the first moves after which the second player, to move, loses
+    winning = [a for a in range(9) if negamax(tuple(1 if c == a else 0 for c in range(9))) < 0]
+    np.testing.assert_array_equal(np.flatnonzero(table.best[key]), winning)
+    assert "perfect" in jaxgames.opponents.opponent_names(game)
+    assert "perfect" not in jaxgames.opponents.opponent_names(jaxgames.make("hex", size=4))
