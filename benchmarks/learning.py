@@ -1,14 +1,15 @@
 """Learning benchmarks: training throughput, and strength per training game against batch size.
 
-    python benchmarks/learning.py throughput [--batch-sizes 64 256 1024 4096]
+    python benchmarks/learning.py throughput [--batch-sizes 64 256 1024 4096] [--preset P]
     python benchmarks/learning.py batch --preset tictactoe-td-farl --games 10000 --seeds 3
     python benchmarks/learning.py batch --preset connect4-td-farl --games 100000 --seeds 1
 
-`throughput` trains Connect Four TD-FARL (GBG's 70 8-tuples, TCL, mirror symmetry) and reports
-moves/s and games/s, learning included, next to GBG's Java trainer measured on this kind of
-machine (about 820 games/s and 22,500 moves/s, one thread). `batch` trains a preset for the same
-number of games at B = 1, 64, 1024 and evaluates each with the preset's evaluation, so the table
-shows whether updating many games in one step costs strength per game.
+`throughput` trains a preset (default Connect Four TD-FARL: GBG's 70 8-tuples, TCL, mirror
+symmetry) and reports moves/s and games/s, learning included, next to GBG's Java Connect Four
+trainer measured on this kind of machine (about 820 games/s and 22,500 moves/s, one thread;
+the ratios mean something for Connect Four presets only). `batch` trains a preset for the same
+number of games at B = 1, 64, 1024 and evaluates each with the preset's evaluation, so the
+table shows whether updating many games in one step costs strength per game.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
 GBG_GAMES_PER_S, GBG_MOVES_PER_S = 820.0, 22_500.0
 
 
-def throughput(batch_sizes: list[int], seconds: float) -> None:
-    base = load_config(CONFIGS / "connect4-td-farl.yaml")
-    print(f"Connect Four TD-FARL training, jax {jax.__version__} on {jax.devices()[0].device_kind}")
+def throughput(batch_sizes: list[int], seconds: float, preset: str) -> None:
+    base = load_config(CONFIGS / f"{preset}.yaml")
+    print(f"{preset} training, jax {jax.__version__} on {jax.devices()[0].device_kind}")
     print(
         f"{'B':>6}{'compile s':>11}{'moves/s':>12}{'games/s':>11}{'x GBG moves':>13}"
         f"{'x GBG games':>13}"
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> None:
     tp = sub.add_parser("throughput")
     tp.add_argument("--batch-sizes", nargs="*", type=int, default=[64, 256, 1024, 4096])
     tp.add_argument("--seconds", type=float, default=10.0)
+    tp.add_argument("--preset", default="connect4-td-farl")
     bt = sub.add_parser("batch")
     bt.add_argument("--preset", default="tictactoe-td-farl")
     bt.add_argument("--games", type=int, default=10_000)
@@ -107,7 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     bt.add_argument("--batch-sizes", nargs="*", type=int, default=[1, 64, 1024])
     args = parser.parse_args(argv)
     if args.command == "throughput":
-        throughput(args.batch_sizes, args.seconds)
+        throughput(args.batch_sizes, args.seconds, args.preset)
     else:
         batch_table(args.preset, args.games, args.seeds, args.batch_sizes)
 

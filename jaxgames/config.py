@@ -80,6 +80,8 @@ class AlgorithmConfig:
     lam, horizon_cut: eligibility lambda and the cut that sets the horizon.
     farl_others / farl_terminal: Final Adaptation parts 1 and 2 (both off = "no-FARL").
     alpha, epsilon: schedules over finished training games.
+    reward_scale: rewards are multiplied by this for learning (2048: tile sums into the range
+        of the values); reported scores stay raw.
     replay_size, replay_batch, target_every: minimax_q's experience replay (0 = none: update
         on the transitions just made) and target network (0 = none).
     """
@@ -94,6 +96,7 @@ class AlgorithmConfig:
     reset_on_random: bool = False
     win_first: bool = False
     random_opening_moves: int = 0
+    reward_scale: float = 1.0
     alpha: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
     epsilon: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
     replay_size: int = 0
@@ -180,6 +183,8 @@ def check_config(config: Config) -> None:
         problems.append(f"algorithm.lam={a.lam}: expected in [0, 1)")
     if not 0.0 < a.horizon_cut < 1.0:
         problems.append(f"algorithm.horizon_cut={a.horizon_cut}: expected in (0, 1)")
+    if not a.reward_scale > 0:
+        problems.append(f"algorithm.reward_scale={a.reward_scale}: expected > 0")
     if a.random_opening_moves < 0:
         problems.append(f"algorithm.random_opening_moves={a.random_opening_moves}: expected >= 0")
     if config.eval.games < 1:

@@ -115,6 +115,7 @@ def build_spec(config: Config) -> farl.LearnerSpec | minimax_q.MinimaxQSpec:
         reset_on_random=a.reset_on_random,
         win_first=a.win_first,
         random_opening_moves=a.random_opening_moves,
+        reward_scale=a.reward_scale,
         alpha=a.alpha.resolve(t.games),
         epsilon=a.epsilon.resolve(t.games),
         batch_size=t.batch_size,

@@ -40,6 +40,8 @@ def max_game_length(game: jaxgames.Game) -> int:
         return opts["heaps"] * opts["size"]
     if game.name == "othello":
         return 2 * 60  # 60 discs, and a pass can come between two of them
+    if game.name == "2048":
+        return 400  # random play ends far sooner (a bound for random games only)
     return int(np.prod(game.board_shape))
 
 

@@ -56,14 +56,19 @@ def test_init_follows_the_conventions(variant):
 
 @VARIANTS
 def test_random_play_unbatched_equals_jit_vmap(variant):
-    """One game played move by move eagerly equals the same game inside jit(vmap(scan))."""
+    """One game played move by move (eagerly; with a jitted unbatched step for long games)
+    equals the same game inside jit(vmap(scan))."""
     game = make(variant)
     length = max_game_length(game) + 1
+    step = jax.jit(game.step) if length > 150 else game.step
     actions, states = random_games(game, 3, length, jax.random.key(1))
-    for g in range(3):
-        state = game.init(jax.random.key(0))
+    for g, game_key in enumerate(jax.random.split(jax.random.key(1), 3)):
+        # the keys `random_games` used, so that chance (2048's tiles) is replayed too
+        init_key, scan_key = jax.random.split(game_key)
+        step_keys = jax.random.split(scan_key, length)
+        state = game.init(init_key)
         for t in range(length):
-            state = game.step(state, actions[g, t], jax.random.key(t))
+            state = step(state, actions[g, t], jax.random.split(step_keys[t], 4)[3])
             expected = jax.tree.map(lambda x, g=g, t=t: x[g, t], states)
             chex.assert_trees_all_equal(state, expected)
         assert bool(state.terminated), "a random game did not end within the length bound"
@@ -96,9 +101,12 @@ def test_every_state_of_random_games_is_well_formed(variant):
     assert not np.any(np.asarray(states.legal_action_mask)[done]), "terminal states have moves"
     assert np.all(np.any(np.asarray(states.legal_action_mask)[~done], axis=-1))
     assert np.all(done[:, -1]), "games must end within the length bound"
-    # Rewards arrive only on the move that ends the game.
     ended_now = done & ~np.concatenate([np.zeros_like(done[:, :1]), done[:, :-1]], axis=1)
-    assert np.all(rewards[~ended_now] == 0.0)
+    if game.num_players == 1:  # 2048: every move earns its merges; nothing after the end
+        after_end = done & ~ended_now
+        assert np.all(rewards >= 0.0) and np.all(rewards[after_end] == 0.0)
+    else:  # rewards arrive only on the move that ends the game
+        assert np.all(rewards[~ended_now] == 0.0)
 
 
 @VARIANTS
@@ -194,6 +202,9 @@ def test_mask_agrees_with_what_step_accepts(variant, seed, depth, action):
     if not legal:
         assert bool(nxt.terminated)
         mover = int(state.current_player)
+        if game.num_players == 1:  # the game ends without reward
+            assert float(nxt.rewards[0]) == 0.0
+            return
         assert float(nxt.rewards[mover]) == float(jnp.min(nxt.rewards))
         assert float(nxt.rewards[mover]) < float(jnp.max(nxt.rewards))
 
@@ -209,7 +220,13 @@ def test_stones_and_items_are_conserved(variant):
     done_before = np.concatenate(
         [np.zeros_like(steps[:, :1], bool), np.asarray(states.terminated)[:, :-1]], axis=1
     )
-    if game.name == "othello":  # flips move discs between players; a pass places none
+    if game.name == "2048":  # merges keep the tile sum; each live move adds a 2 or a 4
+        total = np.where(boards > 0, 2**boards, 0).reshape(*boards.shape[:2], -1).sum(-1)
+        added = np.diff(np.concatenate([np.full_like(total[:, :1], -1), total], 1), axis=1)
+        live = ~done_before & (steps > 0)
+        assert np.all(np.isin(added[:, 1:][live[:, 1:]], [2, 4]))
+        assert np.all(np.isin(total[:, 0], [6, 8, 10, 12]))  # two start tiles and one new
+    elif game.name == "othello":  # flips move discs between players; a pass places none
         placed = np.cumsum(~done_before & (np.asarray(actions) != 64), axis=1)
         stones = (boards != 0).reshape(*boards.shape[:2], -1).sum(-1)
         np.testing.assert_array_equal(stones, 4 + placed)

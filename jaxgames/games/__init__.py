@@ -1,6 +1,7 @@
 """The games, one module each, registered with `jaxgames.make` here."""
 
 from jaxgames.games.connect_four import make_connect_four
+from jaxgames.games.game2048 import make_2048
 from jaxgames.games.hex import make_hex
 from jaxgames.games.nim import make_nim
 from jaxgames.games.nim3p import make_nim3p
@@ -27,6 +28,7 @@ register(
     _check_connect_four,
 )
 register("othello", make_othello)
+register("2048", make_2048)
 register("hex", make_hex, {"size": Option(6, 2, 13, "board side (cells)")})
 register(
     "nim",
@@ -47,6 +49,7 @@ register(
 )
 
 __all__ = [
+    "make_2048",
     "make_connect_four",
     "make_hex",
     "make_nim",

@@ -61,6 +61,8 @@ class LearnerSpec:
         reset_on_random: clear the mover's eligibility history after a random move.
         win_first: always play an immediately winning move if there is one.
         random_opening_moves: the first k moves of every game are random.
+        reward_scale: rewards are multiplied by this for learning (values live in scaled
+            units; reported scores stay raw).
         alpha, epsilon: schedules over finished games.
         batch_size: B games in lockstep.
     """
@@ -75,6 +77,7 @@ class LearnerSpec:
     reset_on_random: bool = False
     win_first: bool = False
     random_opening_moves: int = 0
+    reward_scale: float = 1.0
     alpha: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
     epsilon: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
     batch_size: int = 64
@@ -206,6 +209,8 @@ def action_scores(
     player = state.current_player
     actions = jnp.arange(game.num_actions)
     after = jax.vmap(game.afterstate, in_axes=(None, 0))(state, actions)
+    if spec.reward_scale != 1.0:  # learning sees scaled rewards (2048's tile sums)
+        after = after.replace(rewards=after.rewards * spec.reward_scale)
     if spec.kind == "td":
         after_features = model.afterstate_features(state, features)
         values = jax.vmap(lambda f: model.value(params, player, f, 0))(after_features)
@@ -451,7 +456,13 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
         mover_hits, memory, abs_delta, updated = mover(
             model, spec, params, carry.memory, states, features, d
         )
-        done = d.after.terminated
+        # The random part of the move (2048's new tile) can end the game: then the chosen
+        # afterstate is the terminal one (its value moves toward 0, FARL part 2).
+        if game.stochastic:
+            nxt = jax.vmap(game.chance)(d.after, jax.random.split(chance_key, b))
+        else:
+            nxt = d.after
+        done = nxt.terminated
         num_done = jnp.sum(done, dtype=jnp.int32)
         ended = jnp.nonzero(done, size=b + chunk, fill_value=0)[0]
 
@@ -493,12 +504,7 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
         )
 
         # Advance: the chosen afterstate (plus chance), then restart finished games in place.
-        if game.stochastic:
-            nxt = jax.vmap(game.chance)(d.after, jax.random.split(chance_key, b))
-            next_features = jax.vmap(model.features)(nxt)
-        else:
-            nxt = d.after
-            next_features = d.after_features
+        next_features = jax.vmap(model.features)(nxt) if game.stochastic else d.after_features
         restarted = selfplay.restart_finished(game, nxt, reset_key)
         if game.stochastic:
             fresh_features = jax.vmap(model.features)(restarted)
@@ -508,7 +514,10 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
         next_features = jnp.where(mask, fresh_features, next_features)
 
         stats = selfplay.update_stats(
-            selfplay.empty_stats(game.num_players), ~states.terminated, d.after.rewards, done
+            selfplay.empty_stats(game.num_players),
+            ~states.terminated,
+            d.after.rewards / spec.reward_scale,
+            done,
         )
         metrics = step_metrics(
             stats, d.random, jnp.sum(abs_delta), jnp.sum(updated, dtype=jnp.int32)
