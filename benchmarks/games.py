@@ -29,6 +29,7 @@ PGX_NAMES = {
     "connect_four": "connect_four",
     "hex": "hex",
     "othello": "othello",
+    "2048": "2048",
 }
 # Options that make our game the one pgx implements (pgx's Hex is 11x11, with a swap move that
 # random play uses now and then; we have no swap rule).
@@ -89,8 +90,9 @@ def pgx_game(name: str) -> core.Game | None:
     return dataclasses.replace(
         trivial_game(env.num_actions),
         name=f"pgx:{PGX_NAMES[name]}",
-        init=env.init,
+        init=lambda key: jax.tree.map(jnp.asarray, env.init(key)),  # pgx Othello has an int
         step=lambda state, action, key=None: env.step(state, action, key),
+        stochastic=name == "2048",  # fresh games need their own keys
     )
 
 

@@ -108,3 +108,14 @@ def test_a_locked_board_ends_the_game_and_a_no_op_move_is_illegal():
         core.checked_step(GAME, state, 0, jax.random.key(2))
     moved = core.checked_step(GAME, state, 1, jax.random.key(2))
     assert int(np.asarray(moved.board)[0, 3]) == 1 and float(moved.rewards[0]) == 0.0
+
+
+def test_td_on_afterstates_learns_2048():
+    """300 training games lift the mean score far above random play's (measured here too)."""
+    from jaxgames.evaluation import arena
+    from jaxgames.opponents import random_policy
+    from tests.test_learning import run
+
+    random_score = arena(GAME, random_policy, [], 100, jax.random.key(0)).overall.score
+    result = run("2048-td", train__games=300, train__batch_size=64, eval__games=50)
+    assert result["score"] > 3 * random_score, (result["score"], random_score)
