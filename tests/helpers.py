@@ -23,8 +23,6 @@ GAME_VARIANTS = [(name, {}) for name in jaxgames.available_games()] + [
     ("nim", {"heaps": 4, "size": 7, "max_take": 3}),
     ("nim3p", {"heaps": 2, "size": 4}),
     ("hex", {"size": 2}),
-    ("hex", {"size": 5}),
-    ("hex", {"size": 11}),
 ]
 
 

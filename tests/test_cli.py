@@ -84,7 +84,7 @@ def test_play_quits_on_end_of_input(trained):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["train", "no-such-preset"], "neither a file nor a preset; presets: connect4-"),
+        (["train", "no-such-preset"], "neither a file nor a preset; presets: 2048-td, "),
         (
             ["train", "tictactoe-td-farl", "--train.games", "-5", "--no-progress"],
             "train.games=-5: expected >= 1",
@@ -107,7 +107,7 @@ def test_an_unknown_game_in_a_config_is_named_first(tmp_path):
     (tmp_path / "chess.yaml").write_text("game: {name: chess}\n")
     done = jaxgames("train", "chess.yaml", "--no-progress", cwd=tmp_path)
     assert done.returncode == 2
-    assert "game: unknown game 'chess'; available games: connect_four" in done.stderr
+    assert "game: unknown game 'chess'; available games: 2048, connect_four" in done.stderr
 
 
 def test_bad_config_keys_are_rejected_by_the_typed_parser(tmp_path):

@@ -29,8 +29,17 @@ ALGORITHMS = {
 }
 
 
+# One pairing per approximator runs by default (each approximator and each target once);
+# all 16 with `pytest -m slow`.
+DEFAULT_PAIRS = {("tabular", "minimax_q"), ("ntuple", "td"), ("linear", "q"), ("cnn", "sarsa")}
+
+
 @pytest.mark.parametrize(
-    ("approximator", "algorithm"), list(itertools.product(APPROXIMATORS, ALGORITHMS))
+    ("approximator", "algorithm"),
+    [
+        pair if pair in DEFAULT_PAIRS else pytest.param(*pair, marks=pytest.mark.slow)
+        for pair in itertools.product(APPROXIMATORS, ALGORITHMS)
+    ],
 )
 def test_every_approximator_trains_with_every_learning_target(approximator, algorithm):
     config = from_dict(

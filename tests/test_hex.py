@@ -135,6 +135,7 @@ def test_bad_sizes_are_rejected():
         jaxgames.make("hex", size=1)
 
 
+@pytest.mark.slow
 def test_perfect_player_on_3x3_matches_a_brute_force_negamax():
     import functools
 

@@ -24,7 +24,7 @@ def test_defaults_and_options():
 @pytest.mark.parametrize(
     ("name", "options", "message"),
     [
-        ("chess", {}, r"unknown game 'chess'; available games: connect_four, .*tictactoe"),
+        ("chess", {}, r"unknown game 'chess'; available games: 2048, connect_four, .*tictactoe"),
         ("connect_four", {"colums": 8}, r"unknown option\(s\) colums .* valid options: rows"),
         ("tictactoe", {"size": 4}, r"unknown option\(s\) size .* valid options: none"),
         ("connect_four", {"rows": 1}, r"rows=1 .* out of range; expected an integer in \[2, 16\]"),
