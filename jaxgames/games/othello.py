@@ -63,30 +63,35 @@ def _rays() -> np.ndarray:
 RAYS = _rays()
 
 
-def _scan(flat: Array, player: Array) -> tuple[Array, Array, Array]:
-    """Moves of `player` on a flat board (unbatched).
+def _runs(flat: Array, player: Array, rays: Array) -> tuple[Array, Array]:
+    """For each ray of `rays` (int32[..., 8, 7] cell indices): does a disc of `player` at its
+    origin flip along it, and how many opponent discs lead the ray (unbatched).
 
     Returns:
-        (legal bool[64], flips bool[64, 8], run int32[64, 8]): the legal cells, the directions
-        each cell would flip, and the number of opponent discs in each direction's run.
+        (flips bool[..., 8], run int32[..., 8]).
     """
     own = (player + 1).astype(jnp.int8)
     opp = (2 - player).astype(jnp.int8)
     padded = jnp.concatenate([flat, jnp.zeros(1, jnp.int8)])
-    along = padded[jnp.asarray(RAYS)]  # [64, 8, 7]
+    along = padded[rays]  # [..., 8, 7]
     run = jnp.sum(jnp.cumprod(along == opp, axis=-1), axis=-1)  # leading opponent discs
     closer = jnp.take_along_axis(along, jnp.minimum(run, SIZE - 2)[..., None], axis=-1)[..., 0]
     flips = (run >= 1) & (run < SIZE - 1) & (closer == own)
-    legal = (flat == 0) & flips.any(-1)
-    return legal, flips, run
+    return flips, run
+
+
+def _scan(flat: Array, player: Array) -> Array:
+    """bool[64]: the cells where `player` may place a disc on a flat board (unbatched)."""
+    flips, _ = _runs(flat, player, jnp.asarray(RAYS))
+    return (flat == 0) & flips.any(-1)
 
 
 def _after_move(state: core.State, flat: Array, mover: Array) -> core.State:
     """The state once `mover` has moved to `flat`: the other player to move, or to pass, or the
     game over with rewards by disc count."""
     nxt = 1 - mover
-    legal_next = _scan(flat, nxt)[0]
-    next_can, same_can = legal_next.any(), _scan(flat, mover)[0].any()
+    legal_next = _scan(flat, nxt)
+    next_can, same_can = legal_next.any(), _scan(flat, mover).any()
     over = ~next_can & ~same_can
     mask = jnp.concatenate([legal_next, (~next_can & same_can)[None]])
     counts = jnp.stack([jnp.sum(flat == 1), jnp.sum(flat == 2)])
@@ -122,7 +127,7 @@ def make_othello() -> core.Game:
 
     def init(key: core.PRNGKey | None = None) -> core.State:
         del key
-        legal = _scan(jnp.asarray(start), jnp.int32(0))[0]
+        legal = _scan(jnp.asarray(start), jnp.int32(0))
         mask = jnp.concatenate([legal, jnp.zeros(1, bool)])
         return core.new_state(jnp.asarray(start).reshape(SIZE, SIZE), mask, 2)
 
@@ -130,10 +135,11 @@ def make_othello() -> core.Game:
         player = state.current_player
         flat = state.board.reshape(CELLS)
         cell = jnp.clip(action, 0, CELLS - 1)
-        _, flips, run = _scan(flat, player)
+        rays = jnp.asarray(RAYS)[cell]  # only the new disc's rays: [8, 7]
+        flips, run = _runs(flat, player, rays)
         # cells to turn: the run of each flipping direction from the new disc, and the disc
-        take = flips[cell][:, None] & (steps[None, :] < run[cell][:, None])  # [8, 7]
-        targets = jnp.where(take, jnp.asarray(RAYS)[cell], CELLS).reshape(-1)
+        take = flips[:, None] & (steps[None, :] < run[:, None])  # [8, 7]
+        targets = jnp.where(take, rays, CELLS).reshape(-1)
         padded = jnp.concatenate([flat, jnp.zeros(1, jnp.int8)])
         placed = padded.at[targets].set((player + 1).astype(jnp.int8))[:CELLS]
         placed = jnp.where(cells == cell, (player + 1).astype(jnp.int8), placed)
