@@ -70,6 +70,28 @@ def random_games(game, num_games: int, length: int, key, illegal_prob: float = 0
     return jax.vmap(one_game)(jax.random.split(key, num_games))
 
 
+SAMPLE_GAMES = 32
+
+
+def sample_games(game, key, illegal_prob: float = 0.0):
+    """`SAMPLE_GAMES` random games of `max_game_length(game) + 2` moves: one shape per game, so
+    the suites that only need some random positions share one compiled driver (the key and
+    which games a test looks at vary, the compiled program does not)."""
+    return random_games(game, SAMPLE_GAMES, max_game_length(game) + 2, key, illegal_prob)
+
+
+@functools.cache
+def jit_step(game):
+    """jit(game.step), compiled once per game for all tests."""
+    return jax.jit(game.step)
+
+
+@functools.cache
+def batched_step(game):
+    """jit(vmap(game.step)), compiled once per game and batch shape for all tests."""
+    return jax.jit(jax.vmap(game.step))
+
+
 def play(game: jaxgames.Game, moves) -> core.State:
     """Plays `moves` from the initial state with the checked (raising) step."""
     state = game.init(jax.random.key(0))

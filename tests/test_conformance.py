@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-
 import chex
 import jax
 import jax.numpy as jnp
@@ -14,7 +12,15 @@ from hypothesis import strategies as st
 
 import jaxgames
 from jaxgames import core
-from tests.helpers import GAME_VARIANTS, max_game_length, random_games, variant_id
+from tests.helpers import (
+    GAME_VARIANTS,
+    batched_step,
+    jit_step,
+    max_game_length,
+    random_games,
+    sample_games,
+    variant_id,
+)
 
 VARIANTS = pytest.mark.parametrize("variant", GAME_VARIANTS, ids=variant_id)
 
@@ -56,37 +62,42 @@ def test_init_follows_the_conventions(variant):
 
 @VARIANTS
 def test_random_play_unbatched_equals_jit_vmap(variant):
-    """One game played move by move (eagerly; with a jitted unbatched step for long games)
+    """One game played move by move (eagerly for short games; with a jitted unbatched step for
+    long ones)
     equals the same game inside jit(vmap(scan))."""
     game = make(variant)
-    length = max_game_length(game) + 1
-    step = jax.jit(game.step) if length > 150 else game.step
-    actions, states = random_games(game, 3, length, jax.random.key(1))
-    for g, game_key in enumerate(jax.random.split(jax.random.key(1), 3)):
+    length = max_game_length(game) + 2
+    step = jit_step(game) if length > 40 else game.step
+    actions, states = sample_games(game, jax.random.key(1))
+    game_keys = jax.random.split(jax.random.key(1), actions.shape[0])
+    for g in range(3):
         # the keys `random_games` used, so that chance (2048's tiles) is replayed too
-        init_key, scan_key = jax.random.split(game_key)
+        init_key, scan_key = jax.random.split(game_keys[g])
         step_keys = jax.random.split(scan_key, length)
-        state = game.init(init_key)
+        state, after_end = game.init(init_key), 0
         for t in range(length):
             state = step(state, actions[g, t], jax.random.split(step_keys[t], 4)[3])
             expected = jax.tree.map(lambda x, g=g, t=t: x[g, t], states)
             chex.assert_trees_all_equal(state, expected)
+            after_end += bool(state.terminated)
+            if after_end > 2:  # the end and two absorbed moves after it
+                break
         assert bool(state.terminated), "a random game did not end within the length bound"
 
 
 @VARIANTS
 def test_batched_step_equals_stacked_unbatched(variant):
     game = make(variant)
-    _, states = random_games(game, 8, max_game_length(game), jax.random.key(2))
-    mid = jax.tree.map(lambda x: x[:, 2], states)  # 8 positions after two moves
+    _, states = sample_games(game, jax.random.key(2))
+    mid = jax.tree.map(lambda x: x[:8, 2], states)  # 8 positions after two moves
     actions = core.sample_legal(jax.random.key(3), mid.legal_action_mask)
     keys = jax.random.split(jax.random.key(4), 8)
-    batched = jax.jit(jax.vmap(game.step))(mid, actions, keys)
+    batched = batched_step(game)(mid, actions, keys)
     assert_state_types(game, batched, (8,))
     for i in range(8):
         one = jax.tree.map(lambda x, i=i: x[i], mid)
         chex.assert_trees_all_equal(
-            game.step(one, actions[i], keys[i]), jax.tree.map(lambda x, i=i: x[i], batched)
+            jit_step(game)(one, actions[i], keys[i]), jax.tree.map(lambda x, i=i: x[i], batched)
         )
 
 
@@ -112,18 +123,21 @@ def test_every_state_of_random_games_is_well_formed(variant):
 @VARIANTS
 def test_terminal_states_absorb(variant):
     game = make(variant)
-    _, states = random_games(game, 16, max_game_length(game), jax.random.key(6))
+    _, states = sample_games(game, jax.random.key(6))
     final = jax.tree.map(lambda x: x[:, -1], states)
     assert bool(jnp.all(final.terminated))
+    keys = jax.random.split(jax.random.key(0), final.terminated.shape[0])
     for action in (0, game.num_actions - 1, -3, game.num_actions + 5):
-        after = jax.vmap(game.step, in_axes=(0, None, None))(final, action, jax.random.key(0))
+        actions = jnp.full(final.terminated.shape, action, jnp.int32)
+        after = batched_step(game)(final, actions, keys)
         chex.assert_trees_all_equal(after, final.replace(rewards=jnp.zeros_like(final.rewards)))
 
 
 @VARIANTS
 def test_observe_gives_finite_planes_for_every_player(variant):
     game = make(variant)
-    _, states = random_games(game, 4, 4, jax.random.key(8))
+    _, states = sample_games(game, jax.random.key(8))
+    states = jax.tree.map(lambda x: x[:4], states)
     state = jax.tree.map(lambda x: x[0, 3], states)
     shapes = set()
     for player in range(game.num_players):
@@ -140,12 +154,14 @@ def test_observe_gives_finite_planes_for_every_player(variant):
 @VARIANTS
 def test_afterstate_and_chance_split_the_step(variant):
     game = make(variant)
-    _, states = random_games(game, 8, 3, jax.random.key(9))
+    _, states = sample_games(game, jax.random.key(9))
     state = jax.tree.map(lambda x: x[:, 1], states)
     actions = core.sample_legal(jax.random.key(10), state.legal_action_mask)
-    keys = jax.random.split(jax.random.key(11), 8)
-    stepped = jax.vmap(game.step)(state, actions, keys)
-    split = jax.vmap(game.chance)(jax.vmap(game.afterstate)(state, actions), keys)
+    keys = jax.random.split(jax.random.key(11), actions.shape[0])
+    stepped = batched_step(game)(state, actions, keys)
+    split = jax.jit(lambda s, a, k: jax.vmap(game.chance)(jax.vmap(game.afterstate)(s, a), k))(
+        state, actions, keys
+    )
     chex.assert_trees_all_equal(stepped, split)
 
 
@@ -159,7 +175,7 @@ def test_nothing_retraces(variant):
     def step(state, action, key):
         return game.step(state, action, key)
 
-    _, states = random_games(game, 2, max_game_length(game), jax.random.key(12))
+    _, states = sample_games(game, jax.random.key(12))
     for t in range(min(6, max_game_length(game))):
         state = jax.tree.map(lambda x, t=t: x[0, t], states)
         step(state, jnp.int32(t % game.num_actions), jax.random.key(t))
@@ -175,11 +191,6 @@ def test_make_is_cached_and_game_is_hashable(variant):
     assert game.name == name
 
 
-@functools.cache
-def _jit_step(game):
-    return jax.jit(game.step)
-
-
 @VARIANTS
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 2**31 - 1), depth=st.integers(0, 40), action=st.integers(-2, 100))
@@ -188,13 +199,13 @@ def test_mask_agrees_with_what_step_accepts(variant, seed, depth, action):
     action outside the mask forfeits: board unchanged, game over, the mover scored as loser."""
     game = make(variant)
     length = max_game_length(game)
-    _, states = random_games(game, 1, length, jax.random.key(seed))
+    _, states = sample_games(game, jax.random.key(seed))
     t = min(depth, length - 1)
     state = jax.tree.map(lambda x: x[0, t], states)
     if bool(state.terminated):
         return
     action = action % (game.num_actions + 2) - 1  # covers -1 and num_actions
-    nxt = _jit_step(game)(state, jnp.int32(action), jax.random.key(seed))
+    nxt = jit_step(game)(state, jnp.int32(action), jax.random.key(seed))
     legal = 0 <= action < game.num_actions and bool(state.legal_action_mask[action])
     board_changed = not np.array_equal(nxt.board, state.board)
     assert board_changed == legal
@@ -214,7 +225,7 @@ def test_stones_and_items_are_conserved(variant):
     """Placement games: stones on the board == moves (Othello: 4 + discs placed); heap games:
     items removed == taken."""
     game = make(variant)
-    actions, states = random_games(game, 32, max_game_length(game), jax.random.key(13))
+    actions, states = sample_games(game, jax.random.key(13))
     boards = np.asarray(states.board).astype(np.int64)
     steps = np.asarray(states.step_count)
     done_before = np.concatenate(
