@@ -23,9 +23,10 @@ Cells, flat index = row * 8 + col, row 0 at the top; the start position::
 P = 4 states: 0 empty, 1 first player, 2 second player, 3 empty and a legal move for the
 player to move.
 
-Moves are found without loops over the board: for every cell and direction the discs along
-the ray are gathered at once ([64, 8, 7]); a direction flips when it starts with k >= 1 of the
-opponent's discs followed by one of the mover's.
+The rules run on row bitboards (uint8[8] per player, one byte per row): a shift by one cell in
+any of the eight directions is a shift of the rows and of the bits, and moves and flips are
+found by pushing discs across runs of the opponent's, eight directions at once, no gathers or
+scatters (the dumb7fill of bitboard engines).
 """
 
 from __future__ import annotations
@@ -46,58 +47,91 @@ PASS = CELLS
 DIRECTIONS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 1))
 
 
-def _rays() -> np.ndarray:
-    """int32[64, 8, 7]: the cells along each direction from each cell (CELLS = off board)."""
-    out = np.full((CELLS, len(DIRECTIONS), SIZE - 1), CELLS, np.int32)
-    for r in range(SIZE):
-        for c in range(SIZE):
-            for d, (dr, dc) in enumerate(DIRECTIONS):
-                for k in range(1, SIZE):
-                    rr, cc = r + k * dr, c + k * dc
-                    if not (0 <= rr < SIZE and 0 <= cc < SIZE):
-                        break
-                    out[r * SIZE + c, d, k - 1] = rr * SIZE + cc
+BITS = (1 << np.arange(SIZE)).astype(np.uint8)  # bit c of a row = column c
+
+
+def _pack(mask: Array) -> Array:
+    """bool[8, 8] -> uint8[8]: one byte per row, bit c set where column c is."""
+    return jnp.sum(jnp.where(mask, BITS, 0).astype(jnp.uint8), axis=-1, dtype=jnp.uint8)
+
+
+def _unpack(rows: Array) -> Array:
+    """uint8[8] -> bool[8, 8]."""
+    return (rows[:, None] & BITS) != 0
+
+
+def _shift(rows: Array, dr: int, dc: int) -> Array:
+    """The row bitboard moved one cell in direction (dr, dc); what leaves the board is lost:
+    out[r, c] = in[r - dr, c - dc]. A row is a byte, so columns cannot wrap into the next row."""
+    zero = jnp.zeros(1, jnp.uint8)
+    if dr == 1:
+        rows = jnp.concatenate([zero, rows[:-1]])
+    elif dr == -1:
+        rows = jnp.concatenate([rows[1:], zero])
+    if dc == 1:
+        rows = rows << 1
+    elif dc == -1:
+        rows = rows >> 1
+    return rows
+
+
+def _pushed(start: Array, through: Array, dr: int, dc: int) -> Array:
+    """The cells reached from `start` by one step in (dr, dc) and then on, all inside `through`
+    (a run of at most 6 cells: two cells always bound it)."""
+    run = _shift(start, dr, dc) & through
+    for _ in range(SIZE - 3):
+        run = run | (_shift(run, dr, dc) & through)
+    return run
+
+
+def _moves(own: Array, opp: Array) -> Array:
+    """uint8[8]: the cells where the owner of `own` may place a disc (row bitboards): per
+    direction, its discs pushed across runs of the opponent's onto an empty cell."""
+    empty = ~(own | opp)
+    legal = jnp.zeros(SIZE, jnp.uint8)
+    for dr, dc in DIRECTIONS:
+        legal = legal | (_shift(_pushed(own, opp, dr, dc), dr, dc) & empty)
+    return legal
+
+
+def _flips(disc: Array, own: Array, opp: Array) -> Array:
+    """uint8[8]: the opponent's discs that a new disc (`disc`, one bit) turns: per direction,
+    the run of the opponent's discs from it, when one of the mover's closes the run."""
+    out = jnp.zeros(SIZE, jnp.uint8)
+    for dr, dc in DIRECTIONS:
+        run = _pushed(disc, opp, dr, dc)
+        closed = jnp.any((_shift(run, dr, dc) & own) != 0)
+        out = out | jnp.where(closed, run, jnp.uint8(0))
     return out
-
-
-RAYS = _rays()
-
-
-def _runs(flat: Array, player: Array, rays: Array) -> tuple[Array, Array]:
-    """For each ray of `rays` (int32[..., 8, 7] cell indices): does a disc of `player` at its
-    origin flip along it, and how many opponent discs lead the ray (unbatched).
-
-    Returns:
-        (flips bool[..., 8], run int32[..., 8]).
-    """
-    own = (player + 1).astype(jnp.int8)
-    opp = (2 - player).astype(jnp.int8)
-    padded = jnp.concatenate([flat, jnp.zeros(1, jnp.int8)])
-    along = padded[rays]  # [..., 8, 7]
-    run = jnp.sum(jnp.cumprod(along == opp, axis=-1), axis=-1)  # leading opponent discs
-    closer = jnp.take_along_axis(along, jnp.minimum(run, SIZE - 2)[..., None], axis=-1)[..., 0]
-    flips = (run >= 1) & (run < SIZE - 1) & (closer == own)
-    return flips, run
 
 
 def _scan(flat: Array, player: Array) -> Array:
     """bool[64]: the cells where `player` may place a disc on a flat board (unbatched)."""
-    flips, _ = _runs(flat, player, jnp.asarray(RAYS))
-    return (flat == 0) & flips.any(-1)
+    board = flat.reshape(SIZE, SIZE)
+    own = _pack(board == (player + 1).astype(jnp.int8))
+    opp = _pack(board == (2 - player).astype(jnp.int8))
+    return _unpack(_moves(own, opp)).reshape(CELLS)
 
 
-def _after_move(state: core.State, flat: Array, mover: Array) -> core.State:
-    """The state once `mover` has moved to `flat`: the other player to move, or to pass, or the
-    game over with rewards by disc count."""
+def _count(rows: Array) -> Array:
+    return jnp.sum(jax.lax.population_count(rows).astype(jnp.int32))
+
+
+def _after_move(state: core.State, mine: Array, theirs: Array, mover: Array) -> core.State:
+    """The state once `mover` has moved, leaving its discs `mine` and the other's `theirs`
+    (row bitboards): the other player to move, or to pass, or the game over with rewards by
+    disc count."""
     nxt = 1 - mover
-    legal_next = _scan(flat, nxt)
-    next_can, same_can = legal_next.any(), _scan(flat, mover).any()
+    legal_next = _moves(theirs, mine)
+    next_can, same_can = jnp.any(legal_next != 0), jnp.any(_moves(mine, theirs) != 0)
     over = ~next_can & ~same_can
-    mask = jnp.concatenate([legal_next, (~next_can & same_can)[None]])
-    counts = jnp.stack([jnp.sum(flat == 1), jnp.sum(flat == 2)])
-    result = jnp.sign(counts - counts[::-1]).astype(jnp.float32)
+    mask = jnp.concatenate([_unpack(legal_next).reshape(CELLS), (~next_can & same_can)[None]])
+    diff = _count(mine) - _count(theirs)  # the mover's lead
+    result = jnp.sign(jnp.where(jnp.arange(2) == mover, diff, -diff)).astype(jnp.float32)
+    mover_disc, other_disc = (mover + 1).astype(jnp.int8), (2 - mover).astype(jnp.int8)
+    board = jnp.where(_unpack(mine), mover_disc, jnp.where(_unpack(theirs), other_disc, 0))
     return state.replace(
-        board=flat.reshape(SIZE, SIZE),
+        board=board.astype(jnp.int8),
         current_player=nxt,
         legal_action_mask=mask & ~over,
         rewards=jnp.where(over, result, 0.0),
@@ -106,14 +140,23 @@ def _after_move(state: core.State, flat: Array, mover: Array) -> core.State:
     )
 
 
+def _bitboards(board: Array, player: Array) -> tuple[Array, Array]:
+    """(player's discs, the opponent's) of an int8[8, 8] board as row bitboards."""
+    return (
+        _pack(board == (player + 1).astype(jnp.int8)),
+        _pack(board == (2 - player).astype(jnp.int8)),
+    )
+
+
 def state_from_board(board, player: int) -> core.State:
     """The Othello State of a drawn position with `player` to move (unbatched): its legal
     moves, a pass when it has none but the opponent has, and the end (with the disc-count
     result as rewards) when neither can move. For tests and analysis; jittable."""
-    flat = jnp.asarray(board, jnp.int8).reshape(CELLS)
-    start = core.new_state(flat.reshape(SIZE, SIZE), jnp.zeros(CELLS + 1, bool), 2)
-    state = _after_move(start, flat, jnp.int32(1 - player))
-    return state.replace(step_count=jnp.sum(flat != 0).astype(jnp.int32) - 4)
+    board = jnp.asarray(board, jnp.int8).reshape(SIZE, SIZE)
+    start = core.new_state(board, jnp.zeros(CELLS + 1, bool), 2)
+    mover = jnp.int32(1 - player)  # as if the other player had just moved
+    state = _after_move(start, *_bitboards(board, mover), mover)
+    return state.replace(step_count=jnp.sum(board != 0).astype(jnp.int32) - 4)
 
 
 @functools.cache
@@ -123,7 +166,6 @@ def make_othello() -> core.Game:
     start = np.zeros(CELLS, np.int8)
     start[[27, 36]] = 2
     start[[28, 35]] = 1
-    steps = np.arange(SIZE - 1)
 
     def init(key: core.PRNGKey | None = None) -> core.State:
         del key
@@ -133,18 +175,10 @@ def make_othello() -> core.Game:
 
     def apply(state: core.State, action: Array) -> core.State:
         player = state.current_player
-        flat = state.board.reshape(CELLS)
-        cell = jnp.clip(action, 0, CELLS - 1)
-        rays = jnp.asarray(RAYS)[cell]  # only the new disc's rays: [8, 7]
-        flips, run = _runs(flat, player, rays)
-        # cells to turn: the run of each flipping direction from the new disc, and the disc
-        take = flips[:, None] & (steps[None, :] < run[:, None])  # [8, 7]
-        targets = jnp.where(take, rays, CELLS).reshape(-1)
-        padded = jnp.concatenate([flat, jnp.zeros(1, jnp.int8)])
-        placed = padded.at[targets].set((player + 1).astype(jnp.int8))[:CELLS]
-        placed = jnp.where(cells == cell, (player + 1).astype(jnp.int8), placed)
-        flat = jnp.where(action == PASS, flat, placed)
-        return _after_move(state, flat, player)
+        own, opp = _bitboards(state.board, player)
+        disc = _pack((cells == action).reshape(SIZE, SIZE))  # no bit for the pass
+        turned = _flips(disc, own, opp)
+        return _after_move(state, own | disc | turned, opp & ~turned, player)
 
     afterstate = core.make_step(apply, core.two_player_forfeit)
 
