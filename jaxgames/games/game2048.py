@@ -37,57 +37,87 @@ from jaxgames.games import grid
 Array = jax.Array
 SIZE = 4
 CELLS = SIZE * SIZE
-# row-major cell order read along each direction, so that every move is "slide to the left"
-_LINES = np.arange(CELLS).reshape(SIZE, SIZE)
-_READ = np.stack(
-    [
-        _LINES.T,  # up: each column from the top
-        _LINES[:, ::-1],  # right: each row from the right
-        _LINES.T[:, ::-1],  # down: each column from the bottom
-        _LINES,  # left: each row from the left
-    ]
-).reshape(4, CELLS)
 NUM_CELL_STATES = 15  # exponents 0 (empty) .. 14 (16384) for n-tuples; larger tiles share 14
 
 
-def _compress(line: Array) -> Array:
-    """The non-zero entries first, in order (unbatched line of 4)."""
-    order = jnp.argsort(line == 0, stable=True)
-    return line[order]
+def _compress(cols: list[Array]) -> list[Array]:
+    """The non-zero entries of a line first, in order; the line is given as its 4 columns
+    (arrays of any common shape), so that every line of every direction is done at once with
+    elementwise selects (no sort, no gather)."""
+    nonzero = [c != 0 for c in cols]
+    rank, seen = [], jnp.zeros_like(cols[0])
+    for nz in nonzero:  # rank[j]: how many non-zero entries precede entry j
+        rank.append(seen)
+        seen = seen + nz.astype(seen.dtype)
+    return [
+        sum(
+            jnp.where(nz & (r == k), c, 0).astype(c.dtype)
+            for c, nz, r in zip(cols, nonzero, rank, strict=True)
+        )
+        for k in range(SIZE)
+    ]
+
+
+def _slide_lines(lines: Array) -> tuple[Array, Array]:
+    """Lines (int8[..., 4] exponents) slid toward index 0 with merges; (lines, rewards[...])."""
+    cols = _compress([lines[..., i] for i in range(SIZE)])
+    reward = jnp.zeros(lines.shape[:-1], jnp.float32)
+    for i in range(SIZE - 1):  # on a compressed line, merges go pairwise from the front
+        merge = (cols[i] != 0) & (cols[i] == cols[i + 1])
+        gained = jnp.left_shift(jnp.int32(1), cols[i].astype(jnp.int32) + 1).astype(jnp.float32)
+        reward = reward + jnp.where(merge, gained, 0.0)
+        cols[i] = cols[i] + merge.astype(cols[i].dtype)
+        cols[i + 1] = jnp.where(merge, jnp.zeros_like(cols[i + 1]), cols[i + 1])
+    return jnp.stack(_compress(cols), axis=-1), reward
 
 
 def slide_line(line: Array) -> tuple[Array, Array]:
     """A line of 4 exponents slid toward index 0 with merges; returns (line, reward)."""
-    line = _compress(line)
-    reward = jnp.float32(0.0)
-    for i in range(SIZE - 1):
-        merge = (line[i] != 0) & (line[i] == line[i + 1])
-        reward = reward + jnp.where(merge, 2.0 ** (line[i] + 1).astype(jnp.float32), 0.0)
-        line = line.at[i].add(merge.astype(line.dtype))
-        line = line.at[i + 1].set(jnp.where(merge, 0, line[i + 1]))
-    return _compress(line), reward
+    return _slide_lines(line)
+
+
+def _views(board: Array) -> Array:
+    """int8[4, 4, 4]: the board read along each direction (up, right, down, left), so that
+    every move is "slide each row to the left"."""
+    return jnp.stack([board.T, board[:, ::-1], board.T[:, ::-1], board])
+
+
+def _unviews(moved: Array) -> Array:
+    """The inverse of `_views`: int8[4 directions, 4, 4] back to board orientation."""
+    up, right, down, left = moved[0], moved[1], moved[2], moved[3]
+    return jnp.stack([up.T, right[:, ::-1], down[:, ::-1].T, left])
 
 
 def slide(flat: Array, action: Array) -> tuple[Array, Array]:
-    """The board (int8[16]) after moving in direction `action`, and the move's reward."""
-    read = jnp.asarray(_READ)[action]
-    lines, rewards = jax.vmap(slide_line)(flat[read].reshape(SIZE, SIZE))
-    out = jnp.zeros_like(flat).at[read].set(lines.reshape(CELLS))
-    return out, jnp.sum(rewards)
+    """The board (int8[16]) after moving in direction `action`, and the move's reward (only
+    that direction is slid: the views are picked before and after, by selects)."""
+    pick = jnp.arange(SIZE) == action
+    view = jnp.sum(jnp.where(pick[:, None, None], _views(flat.reshape(SIZE, SIZE)), 0), axis=0)
+    lines, rewards = _slide_lines(view.astype(flat.dtype))
+    back = _unviews(jnp.broadcast_to(lines, (SIZE, SIZE, SIZE)))
+    board = jnp.sum(jnp.where(pick[:, None, None], back, 0), axis=0).astype(flat.dtype)
+    return board.reshape(CELLS), jnp.sum(rewards)
 
 
 def legal_moves(flat: Array) -> Array:
-    """bool[4]: the directions that change the board."""
-    moved = jax.vmap(lambda a: slide(flat, a)[0])(jnp.arange(4))
-    return jnp.any(moved != flat[None, :], axis=-1)
+    """bool[4]: the directions that change the board: some line has an empty cell before a
+    tile, or two equal tiles side by side, along the direction (no slide needed)."""
+    views = _views(flat.reshape(SIZE, SIZE))
+    front, back = views[..., :-1], views[..., 1:]
+    moves = ((front == 0) & (back != 0)) | ((front != 0) & (front == back))
+    return jnp.any(moves, axis=(-2, -1))
 
 
 def _spawn(flat: Array, key: jax.Array) -> Array:
-    """One new tile (2 with p 0.9, else 4) in a uniformly random empty cell (if any)."""
-    cell_key, tile_key = jax.random.split(key)
-    cell = core.sample_legal(cell_key, flat == 0)
-    tile = jnp.where(jax.random.uniform(tile_key) < 0.9, 1, 2).astype(flat.dtype)
-    return jnp.where((jnp.arange(CELLS) == cell) & (flat == 0), tile, flat)
+    """One new tile (2 with p 0.9, else 4) in a uniformly random empty cell (if any): one
+    draw of two 32-bit words, the first picks the cell, the second the tile."""
+    words = jax.random.bits(key, (2,), jnp.uint32)
+    empty = flat == 0
+    count = jnp.maximum(jnp.sum(empty, dtype=jnp.uint32), 1)
+    k = (words[0] % count).astype(jnp.int32)  # the k-th empty cell (bias below 1e-8)
+    rank = jnp.cumsum(empty, dtype=jnp.int32) - 1
+    tile = jnp.where(words[1] < jnp.uint32(int(0.9 * 2**32)), 1, 2).astype(flat.dtype)
+    return jnp.where(empty & (rank == k), tile, flat)
 
 
 def _action_symmetries(forward: np.ndarray) -> np.ndarray:
@@ -124,7 +154,7 @@ def make_2048() -> core.Game:
         return state
 
     def apply(state: core.State, action: Array) -> core.State:
-        flat, reward = slide(state.board.reshape(CELLS), jnp.clip(action, 0, 3))
+        flat, reward = slide(state.board.reshape(CELLS), action)
         return state.replace(
             board=flat.reshape(SIZE, SIZE),
             rewards=reward[None],
