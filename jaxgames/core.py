@@ -167,16 +167,26 @@ def make_step(
         legal = in_range & state.legal_action_mask[jnp.clip(action, 0, num_actions - 1)]
         moved = apply(state, action)
         num_players = state.rewards.shape[-1]
-        forfeit = state.replace(
-            current_player=(state.current_player + 1) % num_players,
-            legal_action_mask=jnp.zeros_like(state.legal_action_mask),
-            rewards=forfeit_rewards(state.current_player),
-            terminated=jnp.bool_(True),
-            step_count=state.step_count + 1,
+        # Three outcomes: a live legal move (`moved`), a forfeit (board and extras kept, the
+        # mover loses), an absorbed move on a finished game (nothing changes, no rewards).
+        # One select over the big fields; the small ones are set per outcome.
+        live = legal & ~state.terminated
+        forfeit = ~legal & ~state.terminated
+        out = where_tree(live, moved, state)
+        no_rewards = jnp.zeros_like(state.rewards)
+        return out.replace(
+            current_player=jnp.where(
+                forfeit, (state.current_player + 1) % num_players, out.current_player
+            ),
+            legal_action_mask=out.legal_action_mask & live,
+            rewards=jnp.where(
+                live,
+                moved.rewards,
+                jnp.where(forfeit, forfeit_rewards(state.current_player), no_rewards),
+            ),
+            terminated=out.terminated | ~live,
+            step_count=out.step_count + forfeit.astype(jnp.int32),
         )
-        after = where_tree(legal, moved, forfeit)
-        absorbed = state.replace(rewards=jnp.zeros_like(state.rewards))
-        return where_tree(state.terminated, absorbed, after)
 
     return afterstate
 

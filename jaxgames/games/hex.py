@@ -19,10 +19,11 @@ and (r+1, c)::
 `board` is int8[size, size]: 0 empty, 1 first player, 2 second player.
 
 Win detection keeps the connected groups in the state instead of searching the board: every
-stone carries its group's label (the index of one of its cells), and `extras["touch"]` holds,
-per label, whether that group touches the owner's first and second edge. A new stone merges
-the groups of its same-coloured neighbours under its own label (one vectorised relabelling of
-the board, no search); the mover wins when the merged group touches both of its edges.
+stone carries its group's label in `extras["group"]`: the owner's first edge (label `cells`)
+for a group that touches it, else its second edge (`cells + 1`) for one touching that, else
+the index of one of its cells (the edges act as two virtual stones of each player). A new
+stone merges the groups of its same-coloured neighbours under one label (one vectorised
+relabelling of the board, no search); the mover wins when it joins both edge labels.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from jaxgames.games import grid
 
 Array = jax.Array
 
+LABEL = jnp.int16  # group labels: a cell index, or one of the two edges (cells, cells + 1)
 HEX_STEPS = ((-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0))
 
 
@@ -62,29 +64,28 @@ def make_hex(size: int = 6) -> core.Game:
         ]
     )
 
+    first_edge, second_edge = cells, cells + 1  # the labels of the mover's two edges
+
     def init(key: core.PRNGKey | None = None) -> core.State:
         del key
         state = core.new_state(jnp.zeros((size, size), jnp.int8), jnp.ones(cells, bool), 2)
-        return state.replace(
-            extras={
-                "group": jnp.asarray(ids),
-                "touch": jnp.zeros((cells, 2), bool),
-            }
-        )
+        return state.replace(extras={"group": jnp.asarray(ids, LABEL)})
 
     def apply(state: core.State, action: Array) -> core.State:
         player = state.current_player
         stone = (player + 1).astype(jnp.int8)
         cell = jnp.clip(action, 0, cells - 1)
         flat = jnp.where(ids == cell, stone, state.board.reshape(cells))
-        group, touch = state.extras["group"], state.extras["touch"]
+        group = state.extras["group"]
         nb = jnp.asarray(padded_near)[cell]  # [6]
         same = jnp.concatenate([flat, jnp.zeros(1, jnp.int8)])[nb] == stone
-        labels = jnp.where(same, jnp.concatenate([group, jnp.zeros(1, jnp.int32)])[nb], -1)
-        joined = jnp.any(jnp.where(same[:, None], touch[jnp.clip(labels, 0)], False), axis=0)
-        joined = joined | jnp.asarray(edges)[player, cell]
+        labels = jnp.where(same, jnp.concatenate([group, jnp.full(1, -1, LABEL)])[nb], -1)
+        on_edge = jnp.asarray(edges)[player, cell]
+        first = on_edge[0] | jnp.any(labels == first_edge)
+        second = on_edge[1] | jnp.any(labels == second_edge)
+        won = first & second
+        label = jnp.where(first, first_edge, jnp.where(second, second_edge, cell)).astype(LABEL)
         merge = ((group[:, None] == labels[None, :]).any(-1) & (flat == stone)) | (ids == cell)
-        won = joined[0] & joined[1]
         return state.replace(
             board=flat.reshape(size, size),
             current_player=1 - player,
@@ -94,10 +95,7 @@ def make_hex(size: int = 6) -> core.Game:
             ),
             terminated=won,
             step_count=state.step_count + 1,
-            extras={
-                "group": jnp.where(merge, cell, group),
-                "touch": touch.at[cell].set(joined),
-            },
+            extras={"group": jnp.where(merge, label, group)},
         )
 
     afterstate = core.make_step(apply, core.two_player_forfeit)
