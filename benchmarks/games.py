@@ -5,6 +5,9 @@ moves, in-place restarts, running totals): pgx environments are wrapped in a `Ga
 the only difference between the two columns is the game's own `init`/`step`. The "driver" row is
 the same loop around a trivial step (a fixed-length game that only counts moves): the ceiling no
 game can pass. Timings are the best of `--repeats` runs, compile time measured separately.
+The "step only" columns time the game's batched step alone (the same positions and actions
+again and again), without the driver's per-move cost of drawing a random legal action, which
+grows with the number of actions and dilutes the ratio for Hex (121) and Othello (65).
 
     python benchmarks/games.py                       # all games, B = 1, 256, 4096, 16384
     python benchmarks/games.py --games connect_four --batch-sizes 4096
@@ -120,6 +123,41 @@ def measure(game: core.Game, batch_size: int, repeats: int) -> Result:
     return Result(compile_s, batch_size * num_steps / best, finished / best)
 
 
+def measure_step(game: core.Game, batch_size: int, repeats: int, calls: int = 20) -> float:
+    """Steps/s of the game's step alone: one jitted batched step applied to the same
+    `batch_size` positions (10 random moves into a game) with a random legal action each, so
+    that no driver cost (policy sampling, restarts) is counted."""
+    key = jax.random.key(0)
+    step = jax.jit(jax.vmap(game.step))
+
+    @jax.jit
+    def positions(key):
+        states = jax.vmap(game.init)(jax.random.split(key, batch_size))
+        for i in range(10):
+            k = jax.random.fold_in(key, i)
+            states = step(
+                states, core.sample_legal(k, states.legal_action_mask), _keys(k, batch_size)
+            )
+        return states
+
+    states = positions(key)
+    actions = core.sample_legal(jax.random.key(1), states.legal_action_mask)
+    keys = _keys(jax.random.key(2), batch_size)
+    jax.block_until_ready(step(states, actions, keys))
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            out = step(states, actions, keys)
+        jax.block_until_ready(out)
+        best = min(best, time.perf_counter() - start)
+    return batch_size * calls / best
+
+
+def _keys(key: jax.Array, n: int) -> jax.Array:
+    return jax.random.split(key, n)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="*", default=jaxgames.available_games())
@@ -134,6 +172,7 @@ def main(argv: list[str] | None = None) -> None:
     header = (
         f"{'game':<14}{'B':>7}{'compile s':>11}{'steps/s':>14}{'games/s':>13}"
         f"{'pgx steps/s':>14}{'vs pgx':>8}{'driver steps/s':>16}"
+        f"{'step only':>13}{'pgx step only':>15}{'vs pgx':>8}"
     )
     print(header)
     print("-" * len(header))
@@ -147,9 +186,16 @@ def main(argv: list[str] | None = None) -> None:
             pgx_col = f"{theirs.steps_per_s:>14,.0f}" if theirs else f"{'-':>14}"
             ratio = f"{ours.steps_per_s / theirs.steps_per_s:>7.2f}x" if theirs else f"{'-':>8}"
             label = name + "".join(f" {v}" for v in BENCH_OPTIONS.get(name, {}).values())
+            alone = measure_step(game, b, args.repeats)
+            peer_alone = measure_step(peer, b, args.repeats) if peer else None
+            alone_cols = f"{alone:>13,.0f}" + (
+                f"{peer_alone:>15,.0f}{alone / peer_alone:>7.2f}x"
+                if peer_alone
+                else f"{'-':>15}{'-':>8}"
+            )
             print(
                 f"{label:<14}{b:>7}{ours.compile_s:>11.2f}{ours.steps_per_s:>14,.0f}"
-                f"{ours.games_per_s:>13,.0f}{pgx_col}{ratio}{ceilings[b]:>16,.0f}",
+                f"{ours.games_per_s:>13,.0f}{pgx_col}{ratio}{ceilings[b]:>16,.0f}{alone_cols}",
                 flush=True,
             )
 

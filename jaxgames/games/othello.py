@@ -63,11 +63,11 @@ def _unpack(rows: Array) -> Array:
 def _shift(rows: Array, dr: int, dc: int) -> Array:
     """The row bitboard moved one cell in direction (dr, dc); what leaves the board is lost:
     out[r, c] = in[r - dr, c - dc]. A row is a byte, so columns cannot wrap into the next row."""
-    zero = jnp.zeros(1, jnp.uint8)
+    zero = jnp.zeros((*rows.shape[:-1], 1), jnp.uint8)
     if dr == 1:
-        rows = jnp.concatenate([zero, rows[:-1]])
+        rows = jnp.concatenate([zero, rows[..., :-1]], axis=-1)
     elif dr == -1:
-        rows = jnp.concatenate([rows[1:], zero])
+        rows = jnp.concatenate([rows[..., 1:], zero], axis=-1)
     if dc == 1:
         rows = rows << 1
     elif dc == -1:
@@ -85,10 +85,11 @@ def _pushed(start: Array, through: Array, dr: int, dc: int) -> Array:
 
 
 def _moves(own: Array, opp: Array) -> Array:
-    """uint8[8]: the cells where the owner of `own` may place a disc (row bitboards): per
-    direction, its discs pushed across runs of the opponent's onto an empty cell."""
+    """uint8[..., 8]: the cells where the owner of `own` may place a disc (row bitboards, any
+    leading shape): per direction, its discs pushed across runs of the opponent's onto an
+    empty cell."""
     empty = ~(own | opp)
-    legal = jnp.zeros(SIZE, jnp.uint8)
+    legal = jnp.zeros_like(own)
     for dr, dc in DIRECTIONS:
         legal = legal | (_shift(_pushed(own, opp, dr, dc), dr, dc) & empty)
     return legal
@@ -96,13 +97,13 @@ def _moves(own: Array, opp: Array) -> Array:
 
 def _flips(disc: Array, own: Array, opp: Array) -> Array:
     """uint8[8]: the opponent's discs that a new disc (`disc`, one bit) turns: per direction,
-    the run of the opponent's discs from it, when one of the mover's closes the run."""
-    out = jnp.zeros(SIZE, jnp.uint8)
-    for dr, dc in DIRECTIONS:
-        run = _pushed(disc, opp, dr, dc)
-        closed = jnp.any((_shift(run, dr, dc) & own) != 0)
-        out = out | jnp.where(closed, run, jnp.uint8(0))
-    return out
+    the run of the opponent's discs from it, when one of the mover's closes the run (the eight
+    directions stacked, so that one reduction decides them all)."""
+    runs = [_pushed(disc, opp, dr, dc) for dr, dc in DIRECTIONS]
+    ends = jnp.stack([_shift(run, dr, dc) for run, (dr, dc) in zip(runs, DIRECTIONS, strict=True)])
+    closed = jnp.any((ends & own) != 0, axis=-1, keepdims=True)  # [8, 1]
+    turned = jnp.where(closed, jnp.stack(runs), jnp.uint8(0))
+    return jax.lax.reduce(turned, jnp.uint8(0), jax.lax.bitwise_or, (0,))
 
 
 def _scan(flat: Array, player: Array) -> Array:
@@ -122,8 +123,9 @@ def _after_move(state: core.State, mine: Array, theirs: Array, mover: Array) -> 
     (row bitboards): the other player to move, or to pass, or the game over with rewards by
     disc count."""
     nxt = 1 - mover
-    legal_next = _moves(theirs, mine)
-    next_can, same_can = jnp.any(legal_next != 0), jnp.any(_moves(mine, theirs) != 0)
+    both = _moves(jnp.stack([theirs, mine]), jnp.stack([mine, theirs]))  # one pass for both
+    legal_next = both[0]
+    next_can, same_can = jnp.any(both[0] != 0), jnp.any(both[1] != 0)
     over = ~next_can & ~same_can
     mask = jnp.concatenate([_unpack(legal_next).reshape(CELLS), (~next_can & same_can)[None]])
     diff = _count(mine) - _count(theirs)  # the mover's lead
