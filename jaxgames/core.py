@@ -266,7 +266,10 @@ def sample_legal(key: PRNGKey, mask: Array) -> Array:
     count = jnp.sum(mask, axis=-1, dtype=jnp.int32)
     word = jax.random.bits(key, mask.shape[:-1], jnp.uint32)
     k = (word % jnp.maximum(count, 1).astype(jnp.uint32)).astype(jnp.int32)
-    rank = jnp.cumsum(mask, axis=-1, dtype=jnp.int32) - 1
+    # the prefix count as an associative scan on int16: the same ranks as jnp.cumsum, which
+    # XLA:CPU runs as a slow reduce-window (the count is most of a random move's cost at 121
+    # actions); int16 holds any action count up to 32767
+    rank = jax.lax.associative_scan(jnp.add, mask.astype(jnp.int16), axis=-1).astype(jnp.int32) - 1
     return jnp.argmax(mask & (rank == k[..., None]), axis=-1).astype(jnp.int32)
 
 
