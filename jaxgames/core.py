@@ -263,8 +263,13 @@ def sample_legal(key: PRNGKey, mask: Array) -> Array:
     Returns:
         int32[...].
     """
+    return nth_true(mask, jax.random.bits(key, mask.shape[:-1], jnp.uint32))
+
+
+def nth_true(mask: Array, word: Array) -> Array:
+    """The index of the k-th True entry of `mask` along its last axis, k = word mod count
+    (`word`: uint32[...], one random word per row; rows without a True entry give 0)."""
     count = jnp.sum(mask, axis=-1, dtype=jnp.int32)
-    word = jax.random.bits(key, mask.shape[:-1], jnp.uint32)
     k = (word % jnp.maximum(count, 1).astype(jnp.uint32)).astype(jnp.int32)
     # the prefix count as an associative scan on int16: the same ranks as jnp.cumsum, which
     # XLA:CPU runs as a slow reduce-window (the count is most of a random move's cost at 121

@@ -73,11 +73,11 @@ def random_games(game, num_games: int, length: int, key, illegal_prob: float = 0
 SAMPLE_GAMES = 32
 
 
-def sample_games(game, key, illegal_prob: float = 0.0):
+def sample_games(game, key):
     """`SAMPLE_GAMES` random games of `max_game_length(game) + 2` moves: one shape per game, so
     the suites that only need some random positions share one compiled driver (the key and
     which games a test looks at vary, the compiled program does not)."""
-    return random_games(game, SAMPLE_GAMES, max_game_length(game) + 2, key, illegal_prob)
+    return random_games(game, SAMPLE_GAMES, max_game_length(game) + 2, key)
 
 
 @functools.cache

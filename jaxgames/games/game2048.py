@@ -113,11 +113,9 @@ def _spawn(flat: Array, key: jax.Array) -> Array:
     draw of two 32-bit words, the first picks the cell, the second the tile."""
     words = jax.random.bits(key, (2,), jnp.uint32)
     empty = flat == 0
-    count = jnp.maximum(jnp.sum(empty, dtype=jnp.uint32), 1)
-    k = (words[0] % count).astype(jnp.int32)  # the k-th empty cell (bias below 1e-8)
-    rank = jnp.cumsum(empty, dtype=jnp.int32) - 1
+    cell = core.nth_true(empty, words[0])  # (modulo bias below 1e-8)
     tile = jnp.where(words[1] < jnp.uint32(int(0.9 * 2**32)), 1, 2).astype(flat.dtype)
-    return jnp.where(empty & (rank == k), tile, flat)
+    return jnp.where(empty & (jnp.arange(CELLS) == cell), tile, flat)
 
 
 def _action_symmetries(forward: np.ndarray) -> np.ndarray:

@@ -106,12 +106,17 @@ def _flips(disc: Array, own: Array, opp: Array) -> Array:
     return jax.lax.reduce(turned, jnp.uint8(0), jax.lax.bitwise_or, (0,))
 
 
+def _bitboards(board: Array, player: Array) -> tuple[Array, Array]:
+    """(player's discs, the opponent's) of an int8[8, 8] board as row bitboards."""
+    return (
+        _pack(board == (player + 1).astype(jnp.int8)),
+        _pack(board == (2 - player).astype(jnp.int8)),
+    )
+
+
 def _scan(flat: Array, player: Array) -> Array:
     """bool[64]: the cells where `player` may place a disc on a flat board (unbatched)."""
-    board = flat.reshape(SIZE, SIZE)
-    own = _pack(board == (player + 1).astype(jnp.int8))
-    opp = _pack(board == (2 - player).astype(jnp.int8))
-    return _unpack(_moves(own, opp)).reshape(CELLS)
+    return _unpack(_moves(*_bitboards(flat.reshape(SIZE, SIZE), player))).reshape(CELLS)
 
 
 def _count(rows: Array) -> Array:
@@ -125,7 +130,7 @@ def _after_move(state: core.State, mine: Array, theirs: Array, mover: Array) -> 
     nxt = 1 - mover
     both = _moves(jnp.stack([theirs, mine]), jnp.stack([mine, theirs]))  # one pass for both
     legal_next = both[0]
-    next_can, same_can = jnp.any(both[0] != 0), jnp.any(both[1] != 0)
+    next_can, same_can = jnp.any(legal_next != 0), jnp.any(both[1] != 0)
     over = ~next_can & ~same_can
     mask = jnp.concatenate([_unpack(legal_next).reshape(CELLS), (~next_can & same_can)[None]])
     diff = _count(mine) - _count(theirs)  # the mover's lead
@@ -139,14 +144,6 @@ def _after_move(state: core.State, mine: Array, theirs: Array, mover: Array) -> 
         rewards=jnp.where(over, result, 0.0),
         terminated=over,
         step_count=state.step_count + 1,
-    )
-
-
-def _bitboards(board: Array, player: Array) -> tuple[Array, Array]:
-    """(player's discs, the opponent's) of an int8[8, 8] board as row bitboards."""
-    return (
-        _pack(board == (player + 1).astype(jnp.int8)),
-        _pack(board == (2 - player).astype(jnp.int8)),
     )
 
 
