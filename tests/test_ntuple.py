@@ -35,6 +35,34 @@ def test_indices_read_cells_in_base_p_first_cell_least_significant():
     assert net.table_size == 27 + 9
 
 
+@pytest.mark.parametrize(
+    ("name", "length", "path"),
+    [("othello", 7, "product"), ("2048", 6, "product"), ("2048", 7, "gather")],
+)
+def test_indices_match_a_per_cell_reference_on_both_paths(name, length, path):
+    """Indices below 2^24 come from a float32 product, longer tuples from a gather; both
+    read every cell of every tuple on every symmetric board exactly (random boards, the
+    largest cell state included)."""
+    game = jaxgames.make(name)
+    spec = game.board_spec
+    tuples = ntuple.random_walk_tuples(spec.neighbours, 12, length, jax.random.key(1))
+    net = ntuple.make_ntuple(spec, tuples, 1)
+    assert (spec.num_cell_states**length <= ntuple.EXACT_FLOAT32) == (path == "product")
+    rng = np.random.default_rng(0)
+    boards = rng.integers(0, spec.num_cell_states, (20, spec.num_cells))
+    boards[0] = spec.num_cell_states - 1
+    got = np.asarray(jax.jit(jax.vmap(lambda e: ntuple.indices(net, e)))(jnp.asarray(boards)))
+    p = spec.num_cell_states
+    for board, row in zip(boards, got, strict=True):
+        want = []
+        for t, cells in enumerate(net.tuples):
+            for perm in spec.symmetries:
+                index = sum(int(board[perm[c]]) * p**j for j, c in enumerate(cells))
+                want.append(int(net.ts_offset[len(want)]) + index)
+            assert len(want) == (t + 1) * net.num_symmetries
+        np.testing.assert_array_equal(row, want)
+
+
 def test_sparse_update_equals_dense_gradient_step():
     """Distinct boards, no symmetries: the scatter-add equals a dense jax.grad step."""
     net = ntuple.make_ntuple(

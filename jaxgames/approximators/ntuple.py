@@ -240,12 +240,25 @@ def weights(net: NTupleNet, params: Params) -> Array:
     return params["w"][:-1].reshape(net.num_players, net.num_outputs, net.table_size)
 
 
+EXACT_FLOAT32 = 2**24  # integers up to here are exact in float32
+
+
 def indices(net: NTupleNet, encoded: Array) -> Array:
     """int32[TS]: the LUT index (within a LUT set) of every tuple-symmetry pair.
+
+    The index is linear in the cell states, `encoded @ cell_place`, and is computed as that
+    product in float32 (at full precision, so exact) whenever no tuple's index can reach 2^24;
+    longer tuples gather their cells instead. The product is also much faster on XLA:CPU when
+    the boards come straight out of a game step (the fused gather recomputed the step's
+    outputs: Othello, 65 afterstates x 800 pairs, 500 ms -> 45 ms for 256 boards).
 
     Args:
         encoded: int[num_cells] cell states (BoardSpec.encode).
     """
+    if net.num_cell_states ** max(len(t) for t in net.tuples) <= EXACT_FLOAT32:
+        place = jnp.asarray(net.cell_place[:-1], jnp.float32)
+        index = jnp.matmul(encoded.astype(jnp.float32), place, precision="highest")
+        return index.astype(jnp.int32) + net.ts_offset
     padded = jnp.concatenate([encoded.astype(jnp.int32), jnp.zeros(1, jnp.int32)])
     return jnp.sum(padded[net.ts_cells] * net.ts_place, axis=-1) + net.ts_offset
 
