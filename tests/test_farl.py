@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -209,3 +210,63 @@ def test_learner_spec_rejects_bad_settings():
         farl.LearnerSpec(kind="mc")
     with pytest.raises(ValueError, match="horizon"):
         dataclasses.replace(farl.LearnerSpec(), horizon=0)
+
+
+def _othello_learner(games: int = 512):
+    from jaxgames.cli import resolve_config_path
+    from jaxgames.config import load_config
+    from jaxgames.training import make_learner
+
+    config = load_config(resolve_config_path("othello-td-farl"))
+    train = dataclasses.replace(config.train, batch_size=32, games=games, chunk_steps=8)
+    return make_learner(dataclasses.replace(config, train=train))
+
+
+def test_legal_moves_alone_are_valued_like_every_move_in_several_passes():
+    """Othello TD values the legal moves only, in passes over the batch's (game, move) pairs;
+    with 1 slot per game every batch takes several passes. Same scores, rewards and ends as
+    valuing all 65 afterstates of every game."""
+    learner = _othello_learner()
+    game, model, spec = learner.game, learner.model, learner.spec
+    assert farl.compact_slots(game, model, spec) > 0
+    carry = learner.init(jax.random.key(0))
+    for _ in range(3):  # mid-game positions, some with many moves
+        carry, _ = learner.chunk(carry)
+    w = jax.random.uniform(jax.random.key(1), carry.params["w"].shape, minval=-0.2, maxval=0.2)
+    params = {**carry.params, "w": w}
+    states = carry.states
+    legal = np.asarray(states.legal_action_mask)
+    assert legal.sum(-1).max() > 1
+    every = jax.vmap(farl.action_scores, in_axes=(None, None, None, None, 0, 0))
+    scores, values, after, _ = every(game, model, spec, params, states, carry.features)
+    for slots in (1, 16):
+        got = farl.legal_action_scores(game, model, spec, params, states, slots)
+        np.testing.assert_allclose(
+            np.asarray(got.scores)[legal], np.asarray(scores)[legal], atol=1e-6
+        )
+        np.testing.assert_allclose(
+            np.asarray(got.values)[legal], np.asarray(values)[legal], atol=1e-6
+        )
+        np.testing.assert_array_equal(
+            np.asarray(got.rewards)[legal], np.asarray(after.rewards)[legal]
+        )
+        np.testing.assert_array_equal(
+            np.asarray(got.terminated)[legal], np.asarray(after.terminated)[legal]
+        )
+        assert not np.asarray(got.scores)[~legal].any(), "illegal moves stay unvalued"
+
+
+def test_training_on_legal_moves_alone_learns_the_same_weights(monkeypatch):
+    """A few hundred Othello self-play games train to the same weights whether each step
+    values the legal moves alone or every move."""
+    learner = _othello_learner()
+    compact, _ = learner.chunk(learner.init(jax.random.key(3)))
+    monkeypatch.setattr(farl, "COMPACT_SLOTS", 1000)  # more than 65 / 2: value every move
+    every = _othello_learner()
+    assert farl.compact_slots(every.game, every.model, every.spec) == 0
+    full, _ = every.chunk(every.init(jax.random.key(3)))
+    assert int(compact.moves) == int(full.moves) > 0
+    np.testing.assert_array_equal(np.asarray(compact.states.board), np.asarray(full.states.board))
+    np.testing.assert_allclose(
+        np.asarray(compact.params["w"]), np.asarray(full.params["w"]), atol=1e-6
+    )

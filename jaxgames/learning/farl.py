@@ -225,10 +225,86 @@ def action_scores(
 
 def winning_moves(after: State, player: Array) -> Array:
     """bool[A]: moves that end the game with `player` alone on the top reward."""
-    mine = after.rewards[:, player]
-    others = jnp.arange(after.rewards.shape[-1]) != player
-    others_best = jnp.max(jnp.where(others, after.rewards, -jnp.inf), axis=-1)
-    return after.terminated & (mine > others_best)
+    return _wins(after.rewards, after.terminated, player)
+
+
+def _wins(rewards: Array, terminated: Array, player: Array) -> Array:
+    mine = rewards[:, player]
+    others = jnp.arange(rewards.shape[-1]) != player
+    others_best = jnp.max(jnp.where(others, rewards, -jnp.inf), axis=-1)
+    return terminated & (mine > others_best)
+
+
+COMPACT_SLOTS = 16
+
+
+class Scored(NamedTuple):
+    """Every action of a batch of states, valued for the mover: [B, A] (rewards [B, A, N]).
+    Only legal actions are filled in; the rest hold zeros."""
+
+    scores: Array
+    values: Array
+    rewards: Array
+    terminated: Array
+
+
+def compact_slots(game: Game, model: ValueModel, spec: LearnerSpec) -> int:
+    """Afterstates valued per game and pass by `legal_action_scores` (0: value every action
+    with `action_scores`). TD with a feature map that has to see each afterstate whole
+    (Othello's legal-move cells, CNN planes) values the legal moves alone, in passes over
+    B x 16 (game, move) pairs; incremental n-tuples and small action sets gain nothing."""
+    if spec.kind != "td" or model.incremental or game.num_actions <= 2 * COMPACT_SLOTS:
+        return 0
+    return COMPACT_SLOTS
+
+
+def legal_action_scores(
+    game: Game,
+    model: ValueModel,
+    spec: LearnerSpec,
+    params: Any,
+    states: State,
+    slots: int,
+) -> Scored:
+    """TD's `action_scores` of a batch of B states, for the legal actions only (batched).
+
+    The legal (game, action) pairs of the whole batch are valued in passes of B * slots
+    pairs, as many passes as the batch needs (one when the games average at most `slots`
+    legal moves); each pass builds its afterstates, their features and values.
+    """
+    b, a = states.legal_action_mask.shape
+    n = game.num_players
+    legal = states.legal_action_mask.reshape(-1)
+    rank = jnp.cumsum(legal, dtype=jnp.int32) - 1  # position of a legal pair in the batch list
+    total = jnp.sum(legal, dtype=jnp.int32)
+    size = b * slots
+
+    def value_pair(state: State, action: Array):
+        player = state.current_player
+        after = game.afterstate(state, action)
+        rewards = after.rewards * spec.reward_scale
+        v = model.value(params, player, model.features(after), 0)
+        score = rewards[player] + spec.gamma * (1.0 - after.terminated.astype(jnp.float32)) * v
+        return score, v, rewards, after.terminated
+
+    def one_pass(loop):
+        start, out = loop
+        pairs = jnp.nonzero(legal & (rank >= start) & (rank < start + size), size=size)[0]
+        real = jnp.arange(size) < total - start
+        picked = jax.tree.map(lambda x: x[pairs // a], states)
+        valued = jax.vmap(value_pair)(picked, pairs % a)
+        where = jnp.where(real, pairs, b * a)  # out of range: dropped
+        out = jax.tree.map(lambda o, v: o.at[where].set(v, mode="drop"), out, valued)
+        return start + size, out
+
+    empty = (
+        jnp.zeros(b * a, jnp.float32),
+        jnp.zeros(b * a, jnp.float32),
+        jnp.zeros((b * a, n), jnp.float32),
+        jnp.zeros(b * a, bool),
+    )
+    _, out = jax.lax.while_loop(lambda loop: loop[0] < total, one_pass, (jnp.int32(0), empty))
+    return Scored(*(x.reshape(b, a, *x.shape[1:]) for x in out))
 
 
 def greedy_action(
@@ -273,26 +349,38 @@ class _Decision(NamedTuple):
     bootstrap: Array  # what p's previous board is moved toward, before rewards
 
 
-def _decide(game, model, spec, params, state, features, epsilon, key) -> _Decision:
-    """Epsilon-greedy choice for one game (unbatched)."""
+def _decide(
+    game, model, spec, params, state, features, epsilon, key, scored: Scored | None = None
+) -> _Decision:
+    """Epsilon-greedy choice for one game (unbatched); `scored`: this game's row of
+    `legal_action_scores`, when the batch was valued that way."""
     explore_key, random_key, tie_key, win_key = jax.random.split(key, 4)
     player = state.current_player
     legal = state.legal_action_mask
-    scores, values, after, after_features = action_scores(
-        game, model, spec, params, state, features
-    )
+    if scored is None:
+        scores, values, after, after_features = action_scores(
+            game, model, spec, params, state, features
+        )
+        rewards, terminated = after.rewards, after.terminated
+    else:
+        scores, values, rewards, terminated = scored
+        after = after_features = None
     greedy = core.argmax_random(tie_key, scores, legal)
     explore = (jax.random.uniform(explore_key) < epsilon) | (
         state.step_count < spec.random_opening_moves
     )
     action = jnp.where(explore, core.sample_legal(random_key, legal), greedy)
     if spec.win_first:
-        wins = winning_moves(after, player) & legal
+        wins = _wins(rewards, terminated, player) & legal
         action = jnp.where(wins.any(), core.sample_legal(win_key, wins), action)
         explore = explore & ~wins.any()
     # Q-learning bootstraps on the best legal value, TD and SARSA on the move actually made.
     bootstrap = jnp.max(jnp.where(legal, values, -jnp.inf)) if spec.kind == "q" else values[action]
-    chosen = _pick(after, action)
+    if after is None:  # only the chosen move's afterstate is built again
+        chosen = game.afterstate(state, action)
+        chosen = chosen.replace(rewards=chosen.rewards * spec.reward_scale)
+    else:
+        chosen = _pick(after, action)
     if after_features is not None:
         chosen_features = after_features[action]
     elif model.incremental:
@@ -437,6 +525,7 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
     """`step(carry, _) -> (carry, Metrics)`: one lockstep move of all B games plus learning."""
     init_state = game.init(jax.random.key(0)) if not game.stochastic else None
     chunk = final_chunk(spec.batch_size)
+    slots = compact_slots(game, model, spec)
 
     def flat(hits: Hits) -> Hits:
         return jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), hits)
@@ -448,9 +537,18 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
         b = spec.batch_size
         states, features, params = carry.states, carry.features, carry.params
 
-        decide = jax.vmap(_decide, in_axes=(None, None, None, None, 0, 0, None, 0))
+        decide = jax.vmap(_decide, in_axes=(None, None, None, None, 0, 0, None, 0, 0))
+        scored = legal_action_scores(game, model, spec, params, states, slots) if slots else None
         d = decide(
-            game, model, spec, params, states, features, epsilon, jax.random.split(decide_key, b)
+            game,
+            model,
+            spec,
+            params,
+            states,
+            features,
+            epsilon,
+            jax.random.split(decide_key, b),
+            scored,
         )
         mover = jax.vmap(_mover_rows, in_axes=(None, None, None, 0, 0, 0, 0))
         mover_hits, memory, abs_delta, updated = mover(
