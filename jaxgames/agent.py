@@ -79,7 +79,9 @@ def load(path: str | pathlib.Path) -> Agent:
     config, meta, run_dir, step = checkpoint.read_meta(path)
     learner = make_learner(config)
     carry, meta = checkpoint.restore(
-        run_dir / checkpoint.CHECKPOINTS / str(step), learner.init(jax.random.key(0))
+        run_dir / checkpoint.CHECKPOINTS / str(step),
+        learner.init(jax.random.key(0)),
+        params_only=True,
     )
     checkpoint.check_finite(carry.params, f"checkpoint {run_dir}/{checkpoint.CHECKPOINTS}/{step}")
     return Agent(

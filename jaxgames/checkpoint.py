@@ -213,9 +213,13 @@ def read_meta(path: str | pathlib.Path) -> tuple[Config, dict, pathlib.Path, int
     return config, meta, run_dir, step
 
 
-def restore(path: str | pathlib.Path, template) -> tuple[Any, dict]:
+def restore(path: str | pathlib.Path, template, params_only: bool = False) -> tuple[Any, dict]:
     """Restores the carry of a checkpoint into the shapes of `template` (a fresh carry of the
     same config). Returns (carry, metadata).
+
+    With `params_only` only the learned parameters are read (the rest comes from `template`):
+    what an agent needs, and readable even when the saved games' state layout has changed
+    since (a game's state is an implementation detail; its parameters are not).
 
     Raises:
         CheckpointError: missing, corrupt, or saved by a run of another shape (game, tuples,
@@ -224,13 +228,19 @@ def restore(path: str | pathlib.Path, template) -> tuple[Any, dict]:
     ocp = _ocp()
     _, meta, run_dir, step = read_meta(path)
     abstract = _abstract(template)
+    if params_only:
+        abstract = {k: v for k, v in abstract.items() if k.startswith(".params")}
+        state_args = ocp.args.PyTreeRestore(
+            item=abstract,
+            restore_args=ocp.checkpoint_utils.construct_restore_args(abstract),
+            partial_restore=True,
+        )
+    else:
+        state_args = ocp.args.StandardRestore(abstract)
     try:
         with _manager(run_dir / CHECKPOINTS, keep=None, create=False) as manager:
             restored = manager.restore(
-                step,
-                args=ocp.args.Composite(
-                    state=ocp.args.StandardRestore(abstract), meta=ocp.args.JsonRestore()
-                ),
+                step, args=ocp.args.Composite(state=state_args, meta=ocp.args.JsonRestore())
             )
     except Exception as e:
         raise CheckpointError(

@@ -206,3 +206,21 @@ def test_metrics_can_also_go_to_tensorboard(tmp_path):
     run = tmp_path / "run"
     train(small_config(games=500, tensorboard=True), run_dir=run, progress=False)
     assert any((run / "tensorboard").iterdir())
+
+
+def test_agent_loads_the_parameters_of_a_run_whose_game_state_layout_changed(tmp_path):
+    """A checkpoint saved while the game's state had other fields (an older jaxgames) still
+    loads as an agent: only the parameters are read. Resuming training needs the whole carry
+    and says that it cannot."""
+    config = small_config(games=400)
+    result = train(config, run_dir=tmp_path / "run", progress=False)
+    carry = result.carry
+    old_state = carry.states.replace(extras={**carry.states.extras, "removed": jnp.ones(3)})
+    carry = carry._replace(states=old_state, games=carry.games + 1)
+    checkpoint.save(tmp_path / "run", carry, config, {})
+    agent = jaxgames.load(tmp_path / "run")
+    assert agent.path.name == str(int(carry.games))
+    for a, b in zip(jax.tree.leaves(agent.params), jax.tree.leaves(carry.params), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(CheckpointError, match="could not be restored"):
+        train(config, run_dir=tmp_path / "run", progress=False, resume=True)
