@@ -247,7 +247,8 @@ def restore(path: str | pathlib.Path, template, params_only: bool = False) -> tu
             f"checkpoint {run_dir / CHECKPOINTS / str(step)} could not be restored: "
             f"{type(e).__name__}: {str(e).splitlines()[0][:300]}" + _fallback_hint(run_dir, step)
         ) from None
-    return tree_to_carry(restored.state, template), meta
+    state = {k: jnp.asarray(v) for k, v in restored.state.items()}  # partial restores give NumPy
+    return tree_to_carry(state, template), meta
 
 
 def check_compatible(config: Config, saved: Config) -> None:

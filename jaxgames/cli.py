@@ -140,6 +140,7 @@ def cmd_eval(argv: list[str]) -> int:
     )
     record = {
         **result.to_dict(),
+        **_solo_details(agent.game, result),
         "opponent": args.opponent,
         "seats": args.seats,
         "epsilon": args.epsilon,
@@ -155,7 +156,30 @@ def cmd_eval(argv: list[str]) -> int:
         )
         for seat, r in result.by_seat.items():
             print(f"  as player {seat}: {r}")
+        if "score_median" in record:
+            print(
+                f"  scores: median {record['score_median']:,.0f}, lowest "
+                f"{record['score_min']:,.0f}, best {record['score_max']:,.0f}"
+            )
+        if "top_tile_share" in record:
+            shares = ", ".join(
+                f">= {tile}: {share:.0%}" for tile, share in record["top_tile_share"].items()
+            )
+            print(f"  highest tile {shares}")
     return 0
+
+
+def _solo_details(game, result) -> dict:
+    """One-player games: the score distribution; 2048: also the highest tiles reached."""
+    if game.num_players != 1:
+        return {}
+    details = {f"score_{k}": v for k, v in result.score_quantiles().items()}
+    if game.name == "2048":
+        from jaxgames.games import game2048
+
+        shares = game2048.tile_shares(result.final_boards)
+        details["top_tile_share"] = {str(tile): share for tile, share in shares.items()}
+    return details
 
 
 def _positive(text: str) -> int:

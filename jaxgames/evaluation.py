@@ -76,11 +76,23 @@ class ArenaResult:
 
     overall: Result
     by_seat: dict[int, Result]
+    scores: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
+    final_boards: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         return {
             **self.overall.to_dict(),
             "by_seat": {str(s): r.to_dict() for s, r in self.by_seat.items()},
+        }
+
+    def score_quantiles(self) -> dict:
+        """The agent's per-game scores: median, lowest and best (for one-player games such
+        as 2048, where the score is the result)."""
+        scores = np.asarray(self.scores, np.float64)
+        return {
+            "median": float(np.median(scores)),
+            "min": float(scores.min()),
+            "max": float(scores.max()),
         }
 
 
@@ -177,7 +189,7 @@ def _play(
 
     rewards = jnp.zeros(start.rewards.shape, jnp.float32)
     states, rewards, _, _ = jax.lax.while_loop(cond, body, (start, rewards, key, 0))
-    return rewards, states.terminated
+    return rewards, states.terminated, states.board
 
 
 def arena(
@@ -188,7 +200,7 @@ def arena(
     key: jax.Array,
     seats: str | Sequence[int] = "all",
     openings: Sequence[Sequence[int]] | None = None,
-    max_moves: int = 10_000,
+    max_moves: int = 1_000_000,
 ) -> ArenaResult:
     """Plays `agent` against `opponents` in every seat.
 
@@ -205,7 +217,8 @@ def arena(
         max_moves: safety bound on game length.
 
     Returns:
-        ArenaResult with the overall result and one per agent seat.
+        ArenaResult with the overall result, one per agent seat, and the agent's score and
+        the final board of every game.
     """
     if not isinstance(opponents, list | tuple):
         opponents = [opponents] * (game.num_players - 1)
@@ -228,7 +241,7 @@ def arena(
     start = jax.tree.map(lambda x: x[np.asarray(start_index)], starts)
     fns = tuple(p.fn for p in policies)
     params = tuple(p.params for p in policies)
-    rewards, done = _play(game, fns, params, assign, start, key, max_moves)
+    rewards, done, boards = _play(game, fns, params, assign, start, key, max_moves)
     rewards, done, assign = np.asarray(rewards), np.asarray(done), np.asarray(assign)
     if not done.all():
         raise RuntimeError(f"{int((~done).sum())} games did not end within {max_moves} moves")
@@ -244,7 +257,7 @@ def arena(
         )
         for s in np.unique(agent_player)
     }
-    return ArenaResult(summarize(mine, sole, shared), by_seat)
+    return ArenaResult(summarize(mine, sole, shared), by_seat, mine, np.asarray(boards))
 
 
 def uci_connect4_accuracy(
@@ -305,7 +318,7 @@ def uci_connect4_versus(
         chunk = boards[start : start + batch_size]
         states = state_from_board(game, chunk)
         assign = jnp.tile(jnp.asarray([[0, 1]], jnp.int32), (len(chunk), 1))
-        r, done = _play(game, fns, params, assign, states, jax.random.fold_in(key, i), 10_000)
+        r, done, _ = _play(game, fns, params, assign, states, jax.random.fold_in(key, i), 10_000)
         assert bool(jnp.all(done))
         rewards.append(np.asarray(r)[:, 0])
     mine = np.concatenate(rewards)

@@ -119,3 +119,65 @@ def test_td_on_afterstates_learns_2048():
     random_score = arena(GAME, random_policy, [], 100, jax.random.key(0)).overall.score
     result = run("2048-td", train__games=300, train__batch_size=64, eval__games=50)
     assert result["score"] > 3 * random_score, (result["score"], random_score)
+
+
+def test_tile_shares_count_the_highest_tile_of_each_board():
+    from jaxgames.games.game2048 import tile_shares
+
+    boards = np.zeros((4, 4, 4), np.int8)
+    boards[0, 0, 3] = 11  # 2048
+    boards[1, 3, 0], boards[1, 0, 0] = 12, 11  # 4096 (and a 2048 beside it)
+    boards[2, 2, 2] = 9  # 512
+    boards[3, 1, 1] = 10  # 1024
+    shares = tile_shares(boards)
+    assert shares[512] == 1.0 and shares[1024] == 0.75 and shares[2048] == 0.5
+    assert shares[4096] == 0.25 and shares[8192] == 0.0
+
+
+def test_arena_reports_each_games_score_and_final_board():
+    from jaxgames.evaluation import arena
+    from jaxgames.games.game2048 import legal_moves
+    from jaxgames.opponents import random_policy
+
+    result = arena(GAME, random_policy, [], 30, jax.random.key(4))
+    assert result.scores.shape == (30,) and result.final_boards.shape == (30, 4, 4)
+    assert np.isclose(result.scores.mean(), result.overall.score, rtol=1e-6)
+    q = result.score_quantiles()
+    assert q["min"] <= q["median"] <= q["max"] and q["max"] == result.scores.max()
+    finished = jax.vmap(legal_moves)(jnp.asarray(result.final_boards.reshape(30, 16)))
+    assert not np.asarray(finished).any(), "every game ends with no move left"
+
+
+def test_eval_command_reports_scores_and_highest_tiles(tmp_path, capsys):
+    import dataclasses
+    import json
+
+    from jaxgames import cli
+    from jaxgames.config import load_config
+    from jaxgames.training import train
+
+    config = load_config(cli.resolve_config_path("2048-td"))
+    config = dataclasses.replace(
+        config,
+        train=dataclasses.replace(config.train, games=64, batch_size=32, chunk_steps=50),
+        eval=dataclasses.replace(config.eval, every=0, games=4),
+    )
+    train(config, run_dir=tmp_path / "run", progress=False)
+    capsys.readouterr()
+    args = [str(tmp_path / "run"), "--opponent", "random", "--games", "12"]
+    assert cli.cmd_eval([*args, "--json"]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["games"] == 12 and record["score_min"] <= record["score_median"]
+    assert record["score_median"] <= record["score_max"]
+    assert set(record["top_tile_share"]) == {
+        "512",
+        "1024",
+        "2048",
+        "4096",
+        "8192",
+        "16384",
+        "32768",
+    }
+    assert cli.cmd_eval(args) == 0
+    text = capsys.readouterr().out
+    assert "scores: median" in text and "highest tile >= 512:" in text

@@ -221,6 +221,8 @@ def test_agent_loads_the_parameters_of_a_run_whose_game_state_layout_changed(tmp
     agent = jaxgames.load(tmp_path / "run")
     assert agent.path.name == str(int(carry.games))
     for a, b in zip(jax.tree.leaves(agent.params), jax.tree.leaves(carry.params), strict=True):
+        assert isinstance(a, jax.Array)
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert np.isfinite(agent.move_values(agent.game.init(jax.random.key(0)))).any()
     with pytest.raises(CheckpointError, match="could not be restored"):
         train(config, run_dir=tmp_path / "run", progress=False, resume=True)

@@ -118,6 +118,17 @@ def _spawn(flat: Array, key: jax.Array) -> Array:
     return jnp.where(empty & (jnp.arange(CELLS) == cell), tile, flat)
 
 
+TILE_MILESTONES = (512, 1024, 2048, 4096, 8192, 16384, 32768)
+
+
+def tile_shares(boards) -> dict[int, float]:
+    """{tile: share of the boards whose highest tile is at least that tile} (host-side), for
+    boards of tile exponents [games, ...]: the distribution GBG reports for 2048."""
+    boards = np.asarray(boards).reshape(len(boards), -1)
+    top = np.where(boards.max(axis=1) > 0, 2 ** boards.max(axis=1).astype(np.int64), 0)
+    return {tile: float(np.mean(top >= tile)) for tile in TILE_MILESTONES}
+
+
 def _action_symmetries(forward: np.ndarray) -> np.ndarray:
     """int32[S, 4]: direction a on the board is direction [s, a] on symmetric board s."""
     vectors = [(-1, 0), (0, 1), (1, 0), (0, -1)]
