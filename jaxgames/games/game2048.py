@@ -125,7 +125,7 @@ def tile_shares(boards) -> dict[int, float]:
     """{tile: share of the boards whose highest tile is at least that tile} (host-side), for
     boards of tile exponents [games, ...]: the distribution GBG reports for 2048."""
     boards = np.asarray(boards).reshape(len(boards), -1)
-    top = np.where(boards.max(axis=1) > 0, 2 ** boards.max(axis=1).astype(np.int64), 0)
+    top = 2 ** boards.max(axis=1).astype(np.int64)  # an empty board counts 1, below every milestone
     return {tile: float(np.mean(top >= tile)) for tile in TILE_MILESTONES}
 
 

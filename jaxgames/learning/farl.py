@@ -208,14 +208,11 @@ def action_scores(
     """
     player = state.current_player
     actions = jnp.arange(game.num_actions)
-    after = jax.vmap(game.afterstate, in_axes=(None, 0))(state, actions)
-    if spec.reward_scale != 1.0:  # learning sees scaled rewards (2048's tile sums)
-        after = after.replace(rewards=after.rewards * spec.reward_scale)
+    after = jax.vmap(_afterstate, in_axes=(None, None, None, 0))(game, spec, state, actions)
     if spec.kind == "td":
         after_features = model.afterstate_features(state, features)
         values = jax.vmap(lambda f: model.value(params, player, f, 0))(after_features)
-        discount = spec.gamma * (1.0 - after.terminated.astype(jnp.float32))
-        scores = after.rewards[:, player] + discount * values
+        scores = _td_score(spec, after, player, values)
     else:
         after_features = None
         values = jax.vmap(lambda a: model.value(params, player, features, a))(actions)
@@ -223,12 +220,24 @@ def action_scores(
     return scores, values, after, after_features
 
 
-def winning_moves(after: State, player: Array) -> Array:
-    """bool[A]: moves that end the game with `player` alone on the top reward."""
-    return _wins(after.rewards, after.terminated, player)
+def _afterstate(game: Game, spec: LearnerSpec, state: State, action: Array) -> State:
+    """The afterstate of one move, its rewards as learning sees them (scaled: 2048's tile
+    sums)."""
+    after = game.afterstate(state, action)
+    if spec.reward_scale == 1.0:
+        return after
+    return after.replace(rewards=after.rewards * spec.reward_scale)
 
 
-def _wins(rewards: Array, terminated: Array, player: Array) -> Array:
+def _td_score(spec: LearnerSpec, after: State, player: Array, value: Array) -> Array:
+    """r_p + gamma * V_p(afterstate), V counting 0 once the game is over (any leading axes)."""
+    discount = spec.gamma * (1.0 - after.terminated.astype(jnp.float32))
+    return after.rewards[..., player] + discount * value
+
+
+def winning_moves(rewards: Array, terminated: Array, player: Array) -> Array:
+    """bool[A]: moves that end the game with `player` alone on the top reward, from every
+    move's rewards [A, N] and end flags [A]."""
     mine = rewards[:, player]
     others = jnp.arange(rewards.shape[-1]) != player
     others_best = jnp.max(jnp.where(others, rewards, -jnp.inf), axis=-1)
@@ -281,11 +290,9 @@ def legal_action_scores(
 
     def value_pair(state: State, action: Array):
         player = state.current_player
-        after = game.afterstate(state, action)
-        rewards = after.rewards * spec.reward_scale
+        after = _afterstate(game, spec, state, action)
         v = model.value(params, player, model.features(after), 0)
-        score = rewards[player] + spec.gamma * (1.0 - after.terminated.astype(jnp.float32)) * v
-        return score, v, rewards, after.terminated
+        return _td_score(spec, after, player, v), v, after.rewards, after.terminated
 
     def one_pass(loop):
         start, out = loop
@@ -371,16 +378,13 @@ def _decide(
     )
     action = jnp.where(explore, core.sample_legal(random_key, legal), greedy)
     if spec.win_first:
-        wins = _wins(rewards, terminated, player) & legal
+        wins = winning_moves(rewards, terminated, player) & legal
         action = jnp.where(wins.any(), core.sample_legal(win_key, wins), action)
         explore = explore & ~wins.any()
     # Q-learning bootstraps on the best legal value, TD and SARSA on the move actually made.
     bootstrap = jnp.max(jnp.where(legal, values, -jnp.inf)) if spec.kind == "q" else values[action]
-    if after is None:  # only the chosen move's afterstate is built again
-        chosen = game.afterstate(state, action)
-        chosen = chosen.replace(rewards=chosen.rewards * spec.reward_scale)
-    else:
-        chosen = _pick(after, action)
+    # on the compact path only the chosen move's afterstate is built again
+    chosen = _afterstate(game, spec, state, action) if after is None else _pick(after, action)
     if after_features is not None:
         chosen_features = after_features[action]
     elif model.incremental:
