@@ -1,0 +1,114 @@
+"""MCTS opponent: our search loop against mctx's, and the player on hand-drawn positions."""
+
+from __future__ import annotations
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import mctx
+import numpy as np
+import pytest
+
+import jaxgames
+from jaxgames import core
+from jaxgames.evaluation import arena
+from jaxgames.opponents import make_opponent, random_policy
+from jaxgames.opponents import mcts
+
+
+def _positions(game, moves, batch, key):
+    """`batch` states after up to `moves` random legal moves each (stopping at game end)."""
+    states = jax.vmap(game.init)(jax.random.split(key, batch))
+    for i in range(moves):
+        k_move, k_step = jax.random.split(jax.random.fold_in(key, i))
+        moves_now = jax.vmap(core.sample_legal)(
+            jax.random.split(k_move, batch), states.legal_action_mask
+        )
+        stepped = jax.vmap(game.step)(states, moves_now, jax.random.split(k_step, batch))
+        states = jax.vmap(core.where_tree)(states.terminated, states, stepped)
+    return states
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "moves", "sims"),
+    [
+        ("tictactoe", {}, 2, 60),
+        ("hex", {"size": 3}, 1, 50),
+        ("connect_four", {"rows": 4, "cols": 5}, 3, 40),
+        ("2048", {}, 5, 30),  # one player, chance in the model's steps
+    ],
+)
+def test_search_builds_the_same_tree_as_mctx_search(name, options, moves, sims):
+    game = jaxgames.make(name, **options)
+    states = _positions(game, moves, 3, jax.random.key(7))
+    root_fn, recurrent_fn = mcts.playout_model(game)
+    root = root_fn(states, jax.random.key(1))
+    invalid = ~states.legal_action_mask
+    ours = jax.jit(lambda k: mcts.search(root, recurrent_fn, sims, k, invalid))(
+        jax.random.key(2)
+    )
+    theirs = jax.jit(
+        lambda k: mctx.search(
+            params=None,
+            rng_key=k,
+            root=root,
+            recurrent_fn=recurrent_fn,
+            root_action_selection_fn=functools.partial(mctx.muzero_action_selection, depth=0),
+            interior_action_selection_fn=mctx.muzero_action_selection,
+            num_simulations=sims,
+            invalid_actions=invalid,
+        )
+    )(jax.random.key(2))
+    for field in ("node_visits", "parents", "action_from_parent", "children_index"):
+        np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field), field)
+    np.testing.assert_array_equal(ours.children_visits, theirs.children_visits)
+    for field in ("node_values", "raw_values", "children_values", "children_rewards"):
+        np.testing.assert_allclose(getattr(ours, field), getattr(theirs, field), atol=1e-5)
+    for a, b in zip(jax.tree.leaves(ours.embeddings), jax.tree.leaves(theirs.embeddings)):
+        np.testing.assert_array_equal(a, b)
+    # every simulation added one visit to the root
+    np.testing.assert_array_equal(ours.node_visits[:, 0], sims + 1)
+
+
+def _tictactoe_state(x_cells, o_cells):
+    game = jaxgames.make("tictactoe")
+    state = game.init()
+    for x, o in zip(x_cells, [*o_cells, None]):
+        state = core.checked_step(game, state, x)
+        if o is not None:
+            state = core.checked_step(game, state, o)
+    return game, state
+
+
+def _moves(game, state, policy, games=8):
+    states = jax.tree.map(lambda x: jnp.stack([x] * games), state)
+    return np.asarray(jax.jit(policy)(states, jax.random.key(3)))
+
+
+def test_mcts_takes_a_win_and_blocks_a_loss():
+    # X . X / O O . / . . .  with X to move: X wins at 1 (O would win at 5)
+    game, state = _tictactoe_state([0, 2], [3, 4])
+    assert int(state.current_player) == 0
+    assert set(_moves(game, state, mcts.mcts_policy(game, 200))) == {1}
+    # X X . / . O . / . . .  with O to move: only 2 stops X
+    game, state = _tictactoe_state([0, 1], [4])
+    assert int(state.current_player) == 1
+    assert set(_moves(game, state, mcts.mcts_policy(game, 400))) == {2}
+
+
+def test_mcts_beats_random_at_tictactoe():
+    game = jaxgames.make("tictactoe")
+    result = arena(game, make_opponent("mcts:200", game), random_policy, 40, jax.random.key(0))
+    # random playouts with 200 simulations still lose the odd game in the second seat
+    assert result.by_seat[0].win_rate > 0.85
+    assert result.overall.score > 0.7 and result.overall.losses <= 5
+
+
+def test_mcts_rejects_bad_settings():
+    with pytest.raises(ValueError, match="1 or 2 players"):
+        mcts.mcts_policy(jaxgames.make("nim3p"), 10)
+    with pytest.raises(ValueError, match="num_simulations must be >= 1, got 0"):
+        mcts.mcts_policy(jaxgames.make("tictactoe"), 0)
+    with pytest.raises(ValueError, match="mcts:N"):
+        make_opponent("mcts:x", jaxgames.make("tictactoe"))
