@@ -13,8 +13,7 @@ import pytest
 import jaxgames
 from jaxgames import core
 from jaxgames.evaluation import arena
-from jaxgames.opponents import make_opponent, random_policy
-from jaxgames.opponents import mcts
+from jaxgames.opponents import make_opponent, mcts, random_policy
 
 
 def _positions(game, moves, batch, key):
@@ -45,9 +44,7 @@ def test_search_builds_the_same_tree_as_mctx_search(name, options, moves, sims):
     root_fn, recurrent_fn = mcts.playout_model(game)
     root = root_fn(states, jax.random.key(1))
     invalid = ~states.legal_action_mask
-    ours = jax.jit(lambda k: mcts.search(root, recurrent_fn, sims, k, invalid))(
-        jax.random.key(2)
-    )
+    ours = jax.jit(lambda k: mcts.search(root, recurrent_fn, sims, k, invalid))(jax.random.key(2))
     theirs = jax.jit(
         lambda k: mctx.search(
             params=None,
@@ -65,7 +62,9 @@ def test_search_builds_the_same_tree_as_mctx_search(name, options, moves, sims):
     np.testing.assert_array_equal(ours.children_visits, theirs.children_visits)
     for field in ("node_values", "raw_values", "children_values", "children_rewards"):
         np.testing.assert_allclose(getattr(ours, field), getattr(theirs, field), atol=1e-5)
-    for a, b in zip(jax.tree.leaves(ours.embeddings), jax.tree.leaves(theirs.embeddings)):
+    for a, b in zip(
+        jax.tree.leaves(ours.embeddings), jax.tree.leaves(theirs.embeddings), strict=True
+    ):
         np.testing.assert_array_equal(a, b)
     # every simulation added one visit to the root
     np.testing.assert_array_equal(ours.node_visits[:, 0], sims + 1)
@@ -74,10 +73,9 @@ def test_search_builds_the_same_tree_as_mctx_search(name, options, moves, sims):
 def _tictactoe_state(x_cells, o_cells):
     game = jaxgames.make("tictactoe")
     state = game.init()
-    for x, o in zip(x_cells, [*o_cells, None]):
-        state = core.checked_step(game, state, x)
-        if o is not None:
-            state = core.checked_step(game, state, o)
+    moves = [cell for pair in zip(x_cells, o_cells, strict=False) for cell in pair]
+    for cell in [*moves, *x_cells[len(o_cells) :]]:
+        state = core.checked_step(game, state, cell)
     return game, state
 
 
