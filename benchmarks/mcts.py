@@ -11,14 +11,13 @@ grows with the tree, so its searches above `--mctx-max` simulations are skipped.
 from __future__ import annotations
 
 import argparse
-import functools
 import time
 
 import jax
-import mctx
 
 import jaxgames
 from jaxgames.opponents import mcts
+from jaxgames.selfplay import init_batch
 
 
 def timed(fn, *args) -> float:
@@ -36,7 +35,7 @@ def main() -> None:
     parser.add_argument("--mctx-max", type=int, default=4000)
     args = parser.parse_args()
     game = jaxgames.make(args.game)
-    states = jax.vmap(game.init)(jax.random.split(jax.random.key(0), args.batch))
+    states = init_batch(game, args.batch, jax.random.key(0))
     root_fn, recurrent_fn = mcts.playout_model(game)
     root = root_fn(states, jax.random.key(1))
     invalid = ~states.legal_action_mask
@@ -46,21 +45,7 @@ def main() -> None:
         return jax.jit(lambda k: mcts.search(root, recurrent_fn, sims, k, invalid).node_visits)
 
     def theirs(sims):
-        select = mctx.muzero_action_selection
-        return jax.jit(
-            lambda k: (
-                mctx.search(
-                    params=None,
-                    rng_key=k,
-                    root=root,
-                    recurrent_fn=recurrent_fn,
-                    root_action_selection_fn=functools.partial(select, depth=0),
-                    interior_action_selection_fn=select,
-                    num_simulations=sims,
-                    invalid_actions=invalid,
-                ).node_visits
-            )
-        )
+        return jax.jit(lambda k: mcts.mctx_search(root, recurrent_fn, sims, k, invalid).node_visits)
 
     print(f"{game!r}, {args.batch} searches in lockstep, {jax.devices()[0].platform}")
     print("| simulations | ours s | ours us/sim | mctx.search s | mctx us/sim | mctx / ours |")

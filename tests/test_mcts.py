@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-import functools
-
 import jax
 import jax.numpy as jnp
-import mctx
 import numpy as np
 import pytest
 
 import jaxgames
-from jaxgames import core
 from jaxgames.evaluation import arena
 from jaxgames.opponents import make_opponent, mcts, random_policy
-
-
-def _positions(game, moves, batch, key):
-    """`batch` states after up to `moves` random legal moves each (stopping at game end)."""
-    states = jax.vmap(game.init)(jax.random.split(key, batch))
-    for i in range(moves):
-        k_move, k_step = jax.random.split(jax.random.fold_in(key, i))
-        moves_now = jax.vmap(core.sample_legal)(
-            jax.random.split(k_move, batch), states.legal_action_mask
-        )
-        stepped = jax.vmap(game.step)(states, moves_now, jax.random.split(k_step, batch))
-        states = jax.vmap(core.where_tree)(states.terminated, states, stepped)
-    return states
+from tests.helpers import play, random_games
 
 
 @pytest.mark.parametrize(
@@ -40,23 +24,15 @@ def _positions(game, moves, batch, key):
 )
 def test_search_builds_the_same_tree_as_mctx_search(name, options, moves, sims):
     game = jaxgames.make(name, **options)
-    states = _positions(game, moves, 3, jax.random.key(7))
+    _, games = random_games(game, 3, moves, jax.random.key(7))  # ended games stay ended
+    states = jax.tree.map(lambda x: x[:, -1], games)
     root_fn, recurrent_fn = mcts.playout_model(game)
     root = root_fn(states, jax.random.key(1))
     invalid = ~states.legal_action_mask
     ours = jax.jit(lambda k: mcts.search(root, recurrent_fn, sims, k, invalid))(jax.random.key(2))
-    theirs = jax.jit(
-        lambda k: mctx.search(
-            params=None,
-            rng_key=k,
-            root=root,
-            recurrent_fn=recurrent_fn,
-            root_action_selection_fn=functools.partial(mctx.muzero_action_selection, depth=0),
-            interior_action_selection_fn=mctx.muzero_action_selection,
-            num_simulations=sims,
-            invalid_actions=invalid,
-        )
-    )(jax.random.key(2))
+    theirs = jax.jit(lambda k: mcts.mctx_search(root, recurrent_fn, sims, k, invalid))(
+        jax.random.key(2)
+    )
     for field in ("node_visits", "parents", "action_from_parent", "children_index"):
         np.testing.assert_array_equal(getattr(ours, field), getattr(theirs, field), field)
     np.testing.assert_array_equal(ours.children_visits, theirs.children_visits)
@@ -70,15 +46,6 @@ def test_search_builds_the_same_tree_as_mctx_search(name, options, moves, sims):
     np.testing.assert_array_equal(ours.node_visits[:, 0], sims + 1)
 
 
-def _tictactoe_state(x_cells, o_cells):
-    game = jaxgames.make("tictactoe")
-    state = game.init()
-    moves = [cell for pair in zip(x_cells, o_cells, strict=False) for cell in pair]
-    for cell in [*moves, *x_cells[len(o_cells) :]]:
-        state = core.checked_step(game, state, cell)
-    return game, state
-
-
 def _moves(game, state, policy, games=8):
     states = jax.tree.map(lambda x: jnp.stack([x] * games), state)
     return np.asarray(jax.jit(policy)(states, jax.random.key(3)))
@@ -86,11 +53,12 @@ def _moves(game, state, policy, games=8):
 
 def test_mcts_takes_a_win_and_blocks_a_loss():
     # X . X / O O . / . . .  with X to move: X wins at 1 (O would win at 5)
-    game, state = _tictactoe_state([0, 2], [3, 4])
+    game = jaxgames.make("tictactoe")
+    state = play(game, [0, 3, 2, 4])
     assert int(state.current_player) == 0
     assert set(_moves(game, state, mcts.mcts_policy(game, 200))) == {1}
     # X X . / . O . / . . .  with O to move: only 2 stops X
-    game, state = _tictactoe_state([0, 1], [4])
+    state = play(game, [0, 4, 1])
     assert int(state.current_player) == 1
     assert set(_moves(game, state, mcts.mcts_policy(game, 400))) == {2}
 

@@ -187,8 +187,7 @@ def search(
 
     Shapes as in mctx: `root.prior_logits` [B, A], `root.value` [B], `invalid_actions` bool
     [B, A] (True where illegal at the root); `recurrent_fn(None, key, action, embedding)`.
-    The same keys give the same tree as `mctx.search(..., root_action_selection_fn=
-    interior_action_selection_fn=mctx.muzero_action_selection)`.
+    The same keys give the same tree as `mctx_search` (mctx's own loop).
     """
     batch = root.value.shape[0]
     max_depth = num_simulations if max_depth is None else max_depth
@@ -206,6 +205,26 @@ def search(
     tree = _new_tree(root, num_simulations, invalid_actions)
     _, tree = jax.lax.fori_loop(0, num_simulations, simulation, (key, tree))
     return tree
+
+
+def mctx_search(
+    root: mctx.RootFnOutput,
+    recurrent_fn: mctx.RecurrentFn,
+    num_simulations: int,
+    key: jax.Array,
+    invalid_actions: jax.Array,
+) -> Tree:
+    """`search` done by `mctx.search` itself: the same tree, at mctx's cost (for comparison)."""
+    return mctx.search(
+        params=None,
+        rng_key=key,
+        root=root,
+        recurrent_fn=recurrent_fn,
+        root_action_selection_fn=functools.partial(mctx.muzero_action_selection, depth=0),
+        interior_action_selection_fn=mctx.muzero_action_selection,
+        num_simulations=num_simulations,
+        invalid_actions=invalid_actions,
+    )
 
 
 def _uniform_logits(states: State) -> jax.Array:
