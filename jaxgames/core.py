@@ -268,14 +268,70 @@ def sample_legal(key: PRNGKey, mask: Array) -> Array:
 
 def nth_true(mask: Array, word: Array) -> Array:
     """The index of the k-th True entry of `mask` along its last axis, k = word mod count
-    (`word`: uint32[...], one random word per row; rows without a True entry give 0)."""
-    count = jnp.sum(mask, axis=-1, dtype=jnp.int32)
-    k = (word % jnp.maximum(count, 1).astype(jnp.uint32)).astype(jnp.int32)
-    # the prefix count as an associative scan on int16: the same ranks as jnp.cumsum, which
-    # XLA:CPU runs as a slow reduce-window (the count is most of a random move's cost at 121
-    # actions); int16 holds any action count up to 32767
-    rank = jax.lax.associative_scan(jnp.add, mask.astype(jnp.int16), axis=-1).astype(jnp.int32) - 1
-    return jnp.argmax(mask & (rank == k[..., None]), axis=-1).astype(jnp.int32)
+    (`word`: uint32[...], one random word per row; rows without a True entry give 0).
+
+    Up to 32 entries, by a prefix count (an associative scan on int16: the same ranks as
+    `jnp.cumsum`, which XLA:CPU runs as a slow reduce-window). Beyond, the prefix count is
+    most of a random move's cost (65 actions in Othello, 121 in Hex 11x11), so the mask is
+    packed into 32-bit words and the entry found by population counts: its word by a running
+    count over the few words, then its bit by a binary search over halves. The result is
+    `materialised`, or XLA recomputes that chain wherever the action is read. In the random
+    move driver (`benchmarks/games.py`, B = 4096) the packed form is slower for the small games
+    (TicTacToe 10.2M against 12.2M steps/s) and much faster for the large (Hex 11x11: 2.2M
+    with the scan, 5.9M packed and materialised).
+    """
+    num_actions = mask.shape[-1]
+
+    def kth(count: Array) -> Array:
+        return (word % jnp.maximum(count, 1).astype(jnp.uint32)).astype(jnp.int32)
+
+    if num_actions <= 32:
+        k = kth(jnp.sum(mask, axis=-1, dtype=jnp.int32))
+        rank = jax.lax.associative_scan(jnp.add, mask.astype(jnp.int16), axis=-1)
+        return jnp.argmax(mask & (rank.astype(jnp.int32) - 1 == k[..., None]), axis=-1).astype(
+            jnp.int32
+        )
+    num_words = -(-num_actions // 32)
+    padded = jnp.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, 32 * num_words - num_actions)])
+    bits = padded.reshape((*mask.shape[:-1], num_words, 32)).astype(jnp.uint32)
+    words = jnp.sum(bits << jnp.arange(32, dtype=jnp.uint32), axis=-1, dtype=jnp.uint32)
+    counts = jax.lax.population_count(words).astype(jnp.int32)
+    count = jnp.sum(counts, axis=-1)
+    k = kth(count)
+    # the word holding the entry, and the entry's rank within it
+    found = jnp.zeros(k.shape, jnp.bool_)
+    x, base = words[..., 0], jnp.zeros_like(k)
+    for i in range(num_words):
+        here = ~found & (k < counts[..., i])
+        x = jnp.where(here, words[..., i], x)
+        base = jnp.where(here, 32 * i, base)
+        k = jnp.where(found | here, k, k - counts[..., i])
+        found = found | here
+    # its bit: keep the low half if the entry is there, else drop it and count on
+    for shift in (16, 8, 4, 2, 1):
+        low = x & jnp.uint32((1 << shift) - 1)
+        low_count = jax.lax.population_count(low).astype(jnp.int32)
+        high = k >= low_count
+        k = jnp.where(high, k - low_count, k)
+        x = jnp.where(high, x >> shift, low)
+        base = jnp.where(high, base + shift, base)
+    return materialised(jnp.where(count > 0, base, 0).astype(jnp.int32))
+
+
+def materialised(x: Array) -> Array:
+    """`x` (non-negative integers below 2**31 - 1) unchanged, but computed once into memory.
+
+    XLA:CPU fuses cheap element-wise producers into their consumers, even into a consumer that
+    reads each value many times, and then recomputes the producer for every read: an action
+    drawn by `nth_true` (a chain of a few dozen operations) was recomputed for each of the 121
+    cells of a Hex board that the step writes, and Othello's whole flip-and-move rule for each
+    cell of its board and mask (40 us a step instead of 0.3). XLA does not fuse an expensive
+    producer into a consumer that reuses its elements, and it counts an integer remainder by
+    a value it cannot see as expensive, so `x % (x + 1)`, which is `x`, ends the fusion here.
+    (An optimization barrier does not: XLA:CPU removes those before fusion.)
+    """
+    wide = x.astype(jnp.int32)
+    return (wide % (wide + 1)).astype(x.dtype)
 
 
 def argmax_random(key: PRNGKey, values: Array, mask: Array) -> Array:

@@ -21,6 +21,33 @@ def test_sample_legal_is_uniform_over_legal_actions():
     np.testing.assert_allclose(counts[np.asarray(mask)] / 40_000, 0.25, atol=0.01)
 
 
+@pytest.mark.parametrize("num_actions", [1, 4, 9, 32, 33, 65, 121, 170])
+def test_nth_true_is_the_kth_true_entry_in_index_order(num_actions):
+    # up to 32 actions by a prefix count, beyond by packed words and population counts: both
+    # must give the entry numbered (word mod count) among the True ones, and 0 for no entry
+    rng = np.random.default_rng(num_actions)
+    density = np.repeat([0.0, 0.03, 0.5, 1.0], 100)[:, None]
+    mask = rng.random((400, num_actions)) < density
+    mask[-1, -1] = True  # a last entry alone: the end of the last, partly filled word
+    mask[-1, :-1] = False
+    words = rng.integers(0, 2**32, 400, dtype=np.uint64).astype(np.uint32)
+    got = np.asarray(core.nth_true(jnp.asarray(mask), jnp.asarray(words)))
+    for row, word, index in zip(mask, words, got, strict=True):
+        true = np.flatnonzero(row)
+        assert index == (true[int(word) % len(true)] if len(true) else 0)
+    batched = core.nth_true(jnp.ones((2, 3, num_actions), bool), jnp.full((2, 3), 7, jnp.uint32))
+    assert batched.shape == (2, 3)
+    np.testing.assert_array_equal(batched, 7 % num_actions)
+
+
+def test_materialised_is_the_identity_on_non_negative_integers():
+    x = jnp.array([0, 1, 2, 255, 2**24 + 1, 2**31 - 2], jnp.int32)
+    np.testing.assert_array_equal(jax.jit(core.materialised)(x), x)
+    rows = jnp.arange(256, dtype=jnp.uint8)
+    np.testing.assert_array_equal(core.materialised(rows), rows)
+    assert core.materialised(rows).dtype == jnp.uint8
+
+
 def test_argmax_random_breaks_ties_uniformly_among_legal_maxima():
     values = jnp.array([3.0, 5.0, 5.0, 9.0, 5.0])
     mask = jnp.array([True, True, True, False, True])

@@ -23,10 +23,12 @@ Cells, flat index = row * 8 + col, row 0 at the top; the start position::
 P = 4 states: 0 empty, 1 first player, 2 second player, 3 empty and a legal move for the
 player to move.
 
-The rules run on row bitboards (uint8[8] per player, one byte per row): a shift by one cell in
-any of the eight directions is a shift of the rows and of the bits, and moves and flips are
-found by pushing discs across runs of the opponent's, eight directions at once, no gathers or
-scatters (the dumb7fill of bitboard engines).
+The rules run on row bitboards (per player eight separate uint8 rows, bit c = column c): a
+shift by one cell in any of the eight directions is a renaming of the rows and a shift of the
+bits, and moves and flips are found by pushing discs across runs of the opponent's (the
+dumb7fill of bitboard engines). Batched, every row is a uint8[B] array, so the whole rule is
+element-wise over the games: no gathers, scatters or concatenations, and XLA fuses it into a
+few loops (see `_materialised` for the one place where that needs help).
 """
 
 from __future__ import annotations
@@ -48,66 +50,88 @@ DIRECTIONS = ((-1, -1), (-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0), (1, 
 
 
 BITS = (1 << np.arange(SIZE)).astype(np.uint8)  # bit c of a row = column c
+Rows = tuple[Array, ...]  # a bitboard: 8 uint8 rows (any equal shapes), bit c = column c
 
 
-def _pack(mask: Array) -> Array:
-    """bool[8, 8] -> uint8[8]: one byte per row, bit c set where column c is."""
-    return jnp.sum(jnp.where(mask, BITS, 0).astype(jnp.uint8), axis=-1, dtype=jnp.uint8)
+def _pack(mask: Array) -> Rows:
+    """bool[8, 8] -> a bitboard, one byte per row, bit c set where column c is."""
+    rows = jnp.sum(jnp.where(mask, BITS, 0).astype(jnp.uint8), axis=-1, dtype=jnp.uint8)
+    return tuple(rows[r] for r in range(SIZE))
 
 
-def _unpack(rows: Array) -> Array:
-    """uint8[8] -> bool[8, 8]."""
-    return (rows[:, None] & BITS) != 0
+def _materialised(rows: Rows) -> Rows:
+    """The same rows (or flags), computed once into memory for the consumers that read each
+    many times (unpacking a row into 8 cells, a game's end flag into 65 mask entries); see
+    `core.materialised`."""
+    stacked = core.materialised(jnp.stack(rows))
+    return tuple(stacked[i] for i in range(len(rows)))
 
 
-def _shift(rows: Array, dr: int, dc: int) -> Array:
-    """The row bitboard moved one cell in direction (dr, dc); what leaves the board is lost:
-    out[r, c] = in[r - dr, c - dc]. A row is a byte, so columns cannot wrap into the next row."""
-    zero = jnp.zeros((*rows.shape[:-1], 1), jnp.uint8)
+def _unpack(rows: Rows) -> Array:
+    """A bitboard -> bool[8, 8]."""
+    return jnp.stack([(row[..., None] & BITS) != 0 for row in rows], axis=-2)
+
+
+def _and(a: Rows, b: Rows) -> Rows:
+    return tuple(x & y for x, y in zip(a, b, strict=True))
+
+
+def _or(a: Rows, b: Rows) -> Rows:
+    return tuple(x | y for x, y in zip(a, b, strict=True))
+
+
+def _shift(rows: Rows, dr: int, dc: int) -> Rows:
+    """The bitboard moved one cell in direction (dr, dc); what leaves the board is lost:
+    out[r, c] = in[r - dr, c - dc]. The rows are separate arrays, so a move across rows is a
+    renaming, and a row is a byte, so columns cannot wrap into the next row."""
+    zero = jnp.zeros_like(rows[0])
     if dr == 1:
-        rows = jnp.concatenate([zero, rows[..., :-1]], axis=-1)
+        rows = (zero, *rows[:-1])
     elif dr == -1:
-        rows = jnp.concatenate([rows[..., 1:], zero], axis=-1)
+        rows = (*rows[1:], zero)
     if dc == 1:
-        rows = rows << 1
+        rows = tuple(row << 1 for row in rows)
     elif dc == -1:
-        rows = rows >> 1
+        rows = tuple(row >> 1 for row in rows)
     return rows
 
 
-def _pushed(start: Array, through: Array, dr: int, dc: int) -> Array:
+def _pushed(start: Rows, through: Rows, dr: int, dc: int) -> Rows:
     """The cells reached from `start` by one step in (dr, dc) and then on, all inside `through`
     (a run of at most 6 cells: two cells always bound it)."""
-    run = _shift(start, dr, dc) & through
+    run = _and(_shift(start, dr, dc), through)
     for _ in range(SIZE - 3):
-        run = run | (_shift(run, dr, dc) & through)
+        run = _or(run, _and(_shift(run, dr, dc), through))
     return run
 
 
-def _moves(own: Array, opp: Array) -> Array:
-    """uint8[..., 8]: the cells where the owner of `own` may place a disc (row bitboards, any
-    leading shape): per direction, its discs pushed across runs of the opponent's onto an
-    empty cell."""
-    empty = ~(own | opp)
-    legal = jnp.zeros_like(own)
+def _moves(own: Rows, opp: Rows) -> Rows:
+    """The cells where the owner of `own` may place a disc: per direction, its discs pushed
+    across runs of the opponent's onto an empty cell."""
+    empty = tuple(~(x | y) for x, y in zip(own, opp, strict=True))
+    legal = tuple(jnp.zeros_like(row) for row in own)
     for dr, dc in DIRECTIONS:
-        legal = legal | (_shift(_pushed(own, opp, dr, dc), dr, dc) & empty)
+        legal = _or(legal, _and(_shift(_pushed(own, opp, dr, dc), dr, dc), empty))
     return legal
 
 
-def _flips(disc: Array, own: Array, opp: Array) -> Array:
-    """uint8[8]: the opponent's discs that a new disc (`disc`, one bit) turns: per direction,
-    the run of the opponent's discs from it, when one of the mover's closes the run (the eight
-    directions stacked, so that one reduction decides them all)."""
-    runs = [_pushed(disc, opp, dr, dc) for dr, dc in DIRECTIONS]
-    ends = jnp.stack([_shift(run, dr, dc) for run, (dr, dc) in zip(runs, DIRECTIONS, strict=True)])
-    closed = jnp.any((ends & own) != 0, axis=-1, keepdims=True)  # [8, 1]
-    turned = jnp.where(closed, jnp.stack(runs), jnp.uint8(0))
-    return jax.lax.reduce(turned, jnp.uint8(0), jax.lax.bitwise_or, (0,))
+def _any(rows: Rows) -> Array:
+    return functools.reduce(jnp.bitwise_or, rows) != 0
 
 
-def _bitboards(board: Array, player: Array) -> tuple[Array, Array]:
-    """(player's discs, the opponent's) of an int8[8, 8] board as row bitboards."""
+def _flips(disc: Rows, own: Rows, opp: Rows) -> Rows:
+    """The opponent's discs that a new disc (`disc`, one bit) turns: per direction, the run of
+    the opponent's discs from it, when one of the mover's closes the run."""
+    turned = tuple(jnp.zeros_like(row) for row in own)
+    for dr, dc in DIRECTIONS:
+        run = _pushed(disc, opp, dr, dc)
+        closed = _any(_and(_shift(run, dr, dc), own))
+        turned = _or(turned, tuple(jnp.where(closed, row, jnp.uint8(0)) for row in run))
+    return turned
+
+
+def _bitboards(board: Array, player: Array) -> tuple[Rows, Rows]:
+    """(player's discs, the opponent's) of an int8[8, 8] board as bitboards."""
     return (
         _pack(board == (player + 1).astype(jnp.int8)),
         _pack(board == (2 - player).astype(jnp.int8)),
@@ -119,8 +143,8 @@ def _scan(flat: Array, player: Array) -> Array:
     return _unpack(_moves(*_bitboards(flat.reshape(SIZE, SIZE), player))).reshape(CELLS)
 
 
-def _count(rows: Array) -> Array:
-    return jnp.sum(jax.lax.population_count(rows).astype(jnp.int32))
+def _count(rows: Rows) -> Array:
+    return sum(jax.lax.population_count(row).astype(jnp.int32) for row in rows)
 
 
 def _after_move(state: core.State, mine: Array, theirs: Array, mover: Array) -> core.State:
@@ -128,9 +152,12 @@ def _after_move(state: core.State, mine: Array, theirs: Array, mover: Array) -> 
     (row bitboards): the other player to move, or to pass, or the game over with rewards by
     disc count."""
     nxt = 1 - mover
-    both = _moves(jnp.stack([theirs, mine]), jnp.stack([mine, theirs]))  # one pass for both
-    legal_next = both[0]
-    next_can, same_can = jnp.any(legal_next != 0), jnp.any(both[1] != 0)
+    legal_next = _moves(theirs, mine)
+    can = (_any(legal_next).astype(jnp.uint8), _any(_moves(mine, theirs)).astype(jnp.uint8))
+    # read many times below (8 cells per row, 65 mask entries per flag): computed once
+    settled = _materialised((*mine, *theirs, *legal_next, *can))
+    mine, theirs, legal_next = (settled[i * SIZE : (i + 1) * SIZE] for i in range(3))
+    next_can, same_can = settled[-2] != 0, settled[-1] != 0
     over = ~next_can & ~same_can
     mask = jnp.concatenate([_unpack(legal_next).reshape(CELLS), (~next_can & same_can)[None]])
     diff = _count(mine) - _count(theirs)  # the mover's lead
@@ -177,7 +204,9 @@ def make_othello() -> core.Game:
         own, opp = _bitboards(state.board, player)
         disc = _pack((cells == action).reshape(SIZE, SIZE))  # no bit for the pass
         turned = _flips(disc, own, opp)
-        return _after_move(state, own | disc | turned, opp & ~turned, player)
+        mine = _or(_or(own, disc), turned)
+        theirs = tuple(x & ~y for x, y in zip(opp, turned, strict=True))
+        return _after_move(state, mine, theirs, player)
 
     afterstate = core.make_step(apply, core.two_player_forfeit)
 
