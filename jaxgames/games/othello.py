@@ -147,9 +147,9 @@ def _count(rows: Rows) -> Array:
     return sum(jax.lax.population_count(row).astype(jnp.int32) for row in rows)
 
 
-def _after_move(state: core.State, mine: Array, theirs: Array, mover: Array) -> core.State:
+def _after_move(state: core.State, mine: Rows, theirs: Rows, mover: Array) -> core.State:
     """The state once `mover` has moved, leaving its discs `mine` and the other's `theirs`
-    (row bitboards): the other player to move, or to pass, or the game over with rewards by
+    (bitboards): the other player to move, or to pass, or the game over with rewards by
     disc count."""
     nxt = 1 - mover
     legal_next = _moves(theirs, mine)
