@@ -119,6 +119,19 @@ def test_td_game_end_gives_final_rewards_to_everyone():
     assert float(final.signal[2]) == pytest.approx(0.0 - 0.2)
 
 
+def test_td_bootstraps_on_zero_when_the_environment_ends_the_game():
+    """2048: the afterstate of the last move is not terminal, the new tile makes the game over.
+    The mover's previous afterstate then moves toward the reward alone (GBG: V(s_next) = 0
+    when s_next, the state after the environment's answer, is game over)."""
+    mem = memory(2, last=[1, 2], valid=[True, True], pending=[0.0, 0.0])
+    d = decision(after_board=3, rewards=[0.3, 0.0], done=False, value=0.45)
+    args = (STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d)
+    going_on, *_ = farl._mover_rows(*args, jnp.bool_(False))
+    assert float(going_on.signal[0]) == pytest.approx(0.3 + 0.45 - 0.5)  # r + V(after) - V(1)
+    ended, *_ = farl._mover_rows(*args, jnp.bool_(True))
+    assert float(ended.signal[0]) == pytest.approx(0.3 - 0.5)  # r + 0 - V(board 1)
+
+
 def test_no_farl_switches_both_parts_off():
     mem = memory(2, last=[1, 3], valid=[True, True], pending=[0.0, 0.0])
     d = decision(after_board=2, rewards=[1.0, -1.0], done=True, value=0.2)

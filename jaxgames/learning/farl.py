@@ -5,8 +5,9 @@ Algorithm 2 (TD-FARL-Episode) and Algorithm 5 (Sarsa-FARL-Episode). Every player
 own value function along its own chain of decisions, one round apart; no sign flipping, any N.
 
 TD (values of afterstates). When p moves from state s_t to afterstate s'_t, p's previous
-afterstate s_last[p] moves toward  r_p + gamma * V_p(s'_t)  (V = 0 once the game is over), where
-r_p is what p earned since its last move.
+afterstate s_last[p] moves toward  r_p + gamma * V_p(s'_t)  (V = 0 once the game is over,
+also when the environment's answer to the move ended it, as 2048's new tile can), where r_p is
+what p earned since its last move.
 SARSA / Q (values of state-action pairs). When p acts with a_t in s_t, p's previous pair
 (s_last[p], a_last[p]) moves toward  r_p + gamma * Q_p(s_t, a_t)  (SARSA) or
 r_p + gamma * max_a Q_p(s_t, a)  (Q); when p's move ends the game, (s_t, a_t) moves toward the
@@ -413,12 +414,19 @@ def _board_rows(player, signal, valid, memory_row, lam_k):
     )
 
 
-def _mover_rows(model, spec, params, memory: Memory, state, features, d: _Decision):
-    """The mover's TD/SARSA/Q update rows and the memory after its move (unbatched)."""
+def _mover_rows(model, spec, params, memory: Memory, state, features, d: _Decision, ended=None):
+    """The mover's TD/SARSA/Q update rows and the memory after its move (unbatched).
+
+    `ended`: whether the game is over once the environment has answered the move (2048's new
+    tile can end it); by default the afterstate's own flag (the same for deterministic games).
+    As in GBG's TDNTuple3Agt, a move after which the game is over bootstraps on V = 0, not on
+    the value of its afterstate: in 2048 the afterstate of the last move is not terminal itself.
+    """
     n = memory.pending.shape[0]
     mover = state.current_player
     is_mover = jnp.arange(n) == mover
-    reward, done = d.after.rewards, d.after.terminated
+    reward = d.after.rewards
+    done = d.after.terminated if ended is None else ended
     lam_k = spec.lam ** jnp.arange(1, spec.horizon, dtype=jnp.float32)
     v_last = model.value(params, mover, memory.last[mover], memory.last_action[mover])
     if spec.kind == "td":
@@ -554,17 +562,18 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
             jax.random.split(decide_key, b),
             scored,
         )
-        mover = jax.vmap(_mover_rows, in_axes=(None, None, None, 0, 0, 0, 0))
-        mover_hits, memory, abs_delta, updated = mover(
-            model, spec, params, carry.memory, states, features, d
-        )
-        # The random part of the move (2048's new tile) can end the game: then the chosen
-        # afterstate is the terminal one (its value moves toward 0, FARL part 2).
+        # The random part of the move (2048's new tile) can end the game: then the mover's
+        # previous afterstate bootstraps on 0, and the chosen afterstate is the terminal one
+        # (its value moves toward 0, FARL part 2).
         if game.stochastic:
             nxt = jax.vmap(game.chance)(d.after, jax.random.split(chance_key, b))
         else:
             nxt = d.after
         done = nxt.terminated
+        mover = jax.vmap(_mover_rows, in_axes=(None, None, None, 0, 0, 0, 0, 0))
+        mover_hits, memory, abs_delta, updated = mover(
+            model, spec, params, carry.memory, states, features, d, done
+        )
         num_done = jnp.sum(done, dtype=jnp.int32)
         ended = jnp.nonzero(done, size=b + chunk, fill_value=0)[0]
 
