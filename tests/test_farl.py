@@ -95,7 +95,7 @@ def test_td_links_the_movers_last_afterstate_to_its_new_one():
     mem = memory(2, last=[1, 2], valid=[True, True], pending=[0.0, 0.0])
     d = decision(after_board=3, rewards=[0, 0], done=False, value=0.45)
     hits, new, abs_delta, updated = farl._mover_rows(
-        STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d
+        STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d, d.after.terminated
     )
     # target = 0 + 1.0 * V_0(new afterstate) = 0.45; V_0(board 1) = 0.5; delta = -0.05
     assert int(hits.player[0]) == 0 and int(hits.features[0, 0]) == 1 and bool(hits.valid[0])
@@ -108,7 +108,9 @@ def test_td_links_the_movers_last_afterstate_to_its_new_one():
 def test_td_game_end_gives_final_rewards_to_everyone():
     mem = memory(2, last=[1, 3], valid=[True, True], pending=[0.0, 0.0])
     d = decision(after_board=2, rewards=[1.0, -1.0], done=True, value=0.2)
-    hits, *_ = farl._mover_rows(STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d)
+    hits, *_ = farl._mover_rows(
+        STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d, d.after.terminated
+    )
     assert float(hits.signal[0]) == pytest.approx(1.0 - 0.5)  # mover: r, V(end) = 0
     final = farl._final_rows(STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d)
     # rows: player 0 (the mover: not here), player 1 (FARL part 1), terminal afterstate (part 2)
@@ -151,7 +153,7 @@ def test_three_players_accumulate_pending_rewards():
     mem = memory(3, last=[1, 1, 2], valid=[True, True, True], pending=[0.0, 0.5, 0.0])
     d = decision(after_board=3, rewards=[0.2, 0.0, 1.0], done=True, value=0.1)
     hits, *_ = farl._mover_rows(
-        STUB, spec(), TABLE, mem, state_of(1, 3), jnp.zeros(1, jnp.int32), d
+        STUB, spec(), TABLE, mem, state_of(1, 3), jnp.zeros(1, jnp.int32), d, d.after.terminated
     )
     # mover 1: target = (0.5 + 0.0) + 0 = 0.5; V_1(board 1) = -0.2
     assert float(hits.signal[0]) == pytest.approx(0.7)
@@ -167,7 +169,7 @@ def test_random_moves_are_skipped_unless_learning_from_them():
     for learn, expected in ((True, True), (False, False)):
         s = spec(learn_from_random_moves=learn)
         hits, new, *_ = farl._mover_rows(
-            STUB, s, TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d
+            STUB, s, TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d, d.after.terminated
         )
         assert bool(hits.valid[0]) == expected
         assert int(new.last[0, 0]) == 3  # the new board is remembered either way
@@ -178,14 +180,28 @@ def test_sarsa_and_q_targets():
     # SARSA: previous pair (board 1, action 1) -> Q_0 = 0.7; new pair value 0.9 (board 2, a 1)
     d = decision(after_board=0, rewards=[0, 0], done=False, value=0.9, action=1)
     hits, new, *_ = farl._mover_rows(
-        STUB, spec(kind="sarsa"), TABLE, mem, state_of(0), jnp.array([2], jnp.int32), d
+        STUB,
+        spec(kind="sarsa"),
+        TABLE,
+        mem,
+        state_of(0),
+        jnp.array([2], jnp.int32),
+        d,
+        d.after.terminated,
     )
     assert float(hits.signal[0]) == pytest.approx(0.9 - 0.7)
     assert int(new.last[0, 0]) == 2 and int(new.last_action[0]) == 1
     # Q: the bootstrap is the best legal Q of the new state, whatever was played.
     d = decision(after_board=0, rewards=[0, 0], done=False, value=0.2, bootstrap=0.9, action=0)
     hits, *_ = farl._mover_rows(
-        STUB, spec(kind="q"), TABLE, mem, state_of(0), jnp.array([2], jnp.int32), d
+        STUB,
+        spec(kind="q"),
+        TABLE,
+        mem,
+        state_of(0),
+        jnp.array([2], jnp.int32),
+        d,
+        d.after.terminated,
     )
     assert float(hits.signal[0]) == pytest.approx(0.9 - 0.7)
     # The pair that ends a game moves toward that move's reward.
@@ -207,7 +223,9 @@ def test_eligibility_rows_share_the_error_with_lambda_powers():
     mem = memory(2, last=[1, 0], valid=[True, True], pending=[0.0, 0.0], elig=elig)
     d = decision(after_board=3, rewards=[0, 0], done=False, value=0.9)
     s = spec(lam=0.5, horizon=3)
-    hits, new, *_ = farl._mover_rows(STUB, s, TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d)
+    hits, new, *_ = farl._mover_rows(
+        STUB, s, TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d, d.after.terminated
+    )
     delta = 0.9 - 0.5
     np.testing.assert_allclose(
         hits.signal, [delta, delta * 0.5 * 0.5, delta * 0.25 * 0.25], rtol=1e-6

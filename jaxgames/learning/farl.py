@@ -414,19 +414,18 @@ def _board_rows(player, signal, valid, memory_row, lam_k):
     )
 
 
-def _mover_rows(model, spec, params, memory: Memory, state, features, d: _Decision, ended=None):
+def _mover_rows(model, spec, params, memory: Memory, state, features, d: _Decision, game_over):
     """The mover's TD/SARSA/Q update rows and the memory after its move (unbatched).
 
-    `ended`: whether the game is over once the environment has answered the move (2048's new
-    tile can end it); by default the afterstate's own flag (the same for deterministic games).
-    As in GBG's TDNTuple3Agt, a move after which the game is over bootstraps on V = 0, not on
-    the value of its afterstate: in 2048 the afterstate of the last move is not terminal itself.
+    `game_over`: whether the game is over once the environment has answered the move (2048's
+    new tile can end it; for deterministic games it is the afterstate's own flag). As in GBG's
+    TDNTuple3Agt, a move after which the game is over bootstraps on V = 0, not on the value of
+    its afterstate: in 2048 the afterstate of the last move is not terminal itself.
     """
     n = memory.pending.shape[0]
     mover = state.current_player
     is_mover = jnp.arange(n) == mover
-    reward = d.after.rewards
-    done = d.after.terminated if ended is None else ended
+    reward, done = d.after.rewards, game_over
     lam_k = spec.lam ** jnp.arange(1, spec.horizon, dtype=jnp.float32)
     v_last = model.value(params, mover, memory.last[mover], memory.last_action[mover])
     if spec.kind == "td":
