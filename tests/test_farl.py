@@ -177,32 +177,21 @@ def test_random_moves_are_skipped_unless_learning_from_them():
 
 def test_sarsa_and_q_targets():
     mem = memory(2, last=[1, 0], valid=[True, True], pending=[0.0, 0.0], actions=[1, 0])
+
     # SARSA: previous pair (board 1, action 1) -> Q_0 = 0.7; new pair value 0.9 (board 2, a 1)
+    def rows(kind, d):
+        features = jnp.array([2], jnp.int32)
+        return farl._mover_rows(
+            STUB, spec(kind=kind), TABLE, mem, state_of(0), features, d, d.after.terminated
+        )
+
     d = decision(after_board=0, rewards=[0, 0], done=False, value=0.9, action=1)
-    hits, new, *_ = farl._mover_rows(
-        STUB,
-        spec(kind="sarsa"),
-        TABLE,
-        mem,
-        state_of(0),
-        jnp.array([2], jnp.int32),
-        d,
-        d.after.terminated,
-    )
+    hits, new, *_ = rows("sarsa", d)
     assert float(hits.signal[0]) == pytest.approx(0.9 - 0.7)
     assert int(new.last[0, 0]) == 2 and int(new.last_action[0]) == 1
     # Q: the bootstrap is the best legal Q of the new state, whatever was played.
     d = decision(after_board=0, rewards=[0, 0], done=False, value=0.2, bootstrap=0.9, action=0)
-    hits, *_ = farl._mover_rows(
-        STUB,
-        spec(kind="q"),
-        TABLE,
-        mem,
-        state_of(0),
-        jnp.array([2], jnp.int32),
-        d,
-        d.after.terminated,
-    )
+    hits, *_ = rows("q", d)
     assert float(hits.signal[0]) == pytest.approx(0.9 - 0.7)
     # The pair that ends a game moves toward that move's reward.
     d = decision(after_board=0, rewards=[1.0, -1.0], done=True, value=0.2, action=0)
