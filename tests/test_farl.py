@@ -91,12 +91,16 @@ def spec(**kw):
     return farl.LearnerSpec(**{**base, **kw})
 
 
+def mover_rows(s, mem, state, d, features=None):
+    """`farl._mover_rows` for a deterministic game: it is over exactly when the afterstate is."""
+    features = jnp.zeros(1, jnp.int32) if features is None else features
+    return farl._mover_rows(STUB, s, TABLE, mem, state, features, d, d.after.terminated)
+
+
 def test_td_links_the_movers_last_afterstate_to_its_new_one():
     mem = memory(2, last=[1, 2], valid=[True, True], pending=[0.0, 0.0])
     d = decision(after_board=3, rewards=[0, 0], done=False, value=0.45)
-    hits, new, abs_delta, updated = farl._mover_rows(
-        STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d, d.after.terminated
-    )
+    hits, new, abs_delta, updated = mover_rows(spec(), mem, state_of(0), d)
     # target = 0 + 1.0 * V_0(new afterstate) = 0.45; V_0(board 1) = 0.5; delta = -0.05
     assert int(hits.player[0]) == 0 and int(hits.features[0, 0]) == 1 and bool(hits.valid[0])
     assert float(hits.signal[0]) == pytest.approx(-0.05)
@@ -108,9 +112,7 @@ def test_td_links_the_movers_last_afterstate_to_its_new_one():
 def test_td_game_end_gives_final_rewards_to_everyone():
     mem = memory(2, last=[1, 3], valid=[True, True], pending=[0.0, 0.0])
     d = decision(after_board=2, rewards=[1.0, -1.0], done=True, value=0.2)
-    hits, *_ = farl._mover_rows(
-        STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d, d.after.terminated
-    )
+    hits, *_ = mover_rows(spec(), mem, state_of(0), d)
     assert float(hits.signal[0]) == pytest.approx(1.0 - 0.5)  # mover: r, V(end) = 0
     final = farl._final_rows(STUB, spec(), TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d)
     # rows: player 0 (the mover: not here), player 1 (FARL part 1), terminal afterstate (part 2)
@@ -152,9 +154,7 @@ def test_no_farl_switches_both_parts_off():
 def test_three_players_accumulate_pending_rewards():
     mem = memory(3, last=[1, 1, 2], valid=[True, True, True], pending=[0.0, 0.5, 0.0])
     d = decision(after_board=3, rewards=[0.2, 0.0, 1.0], done=True, value=0.1)
-    hits, *_ = farl._mover_rows(
-        STUB, spec(), TABLE, mem, state_of(1, 3), jnp.zeros(1, jnp.int32), d, d.after.terminated
-    )
+    hits, *_ = mover_rows(spec(), mem, state_of(1, 3), d)
     # mover 1: target = (0.5 + 0.0) + 0 = 0.5; V_1(board 1) = -0.2
     assert float(hits.signal[0]) == pytest.approx(0.7)
     final = farl._final_rows(STUB, spec(), TABLE, mem, state_of(1, 3), jnp.zeros(1, jnp.int32), d)
@@ -168,36 +168,26 @@ def test_random_moves_are_skipped_unless_learning_from_them():
     d = decision(after_board=3, rewards=[0, 0], done=False, value=0.45, random=True)
     for learn, expected in ((True, True), (False, False)):
         s = spec(learn_from_random_moves=learn)
-        hits, new, *_ = farl._mover_rows(
-            STUB, s, TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d, d.after.terminated
-        )
+        hits, new, *_ = mover_rows(s, mem, state_of(0), d)
         assert bool(hits.valid[0]) == expected
         assert int(new.last[0, 0]) == 3  # the new board is remembered either way
 
 
 def test_sarsa_and_q_targets():
     mem = memory(2, last=[1, 0], valid=[True, True], pending=[0.0, 0.0], actions=[1, 0])
-
+    board_2 = jnp.array([2], jnp.int32)
     # SARSA: previous pair (board 1, action 1) -> Q_0 = 0.7; new pair value 0.9 (board 2, a 1)
-    def rows(kind, d):
-        features = jnp.array([2], jnp.int32)
-        return farl._mover_rows(
-            STUB, spec(kind=kind), TABLE, mem, state_of(0), features, d, d.after.terminated
-        )
-
     d = decision(after_board=0, rewards=[0, 0], done=False, value=0.9, action=1)
-    hits, new, *_ = rows("sarsa", d)
+    hits, new, *_ = mover_rows(spec(kind="sarsa"), mem, state_of(0), d, board_2)
     assert float(hits.signal[0]) == pytest.approx(0.9 - 0.7)
     assert int(new.last[0, 0]) == 2 and int(new.last_action[0]) == 1
     # Q: the bootstrap is the best legal Q of the new state, whatever was played.
     d = decision(after_board=0, rewards=[0, 0], done=False, value=0.2, bootstrap=0.9, action=0)
-    hits, *_ = rows("q", d)
+    hits, *_ = mover_rows(spec(kind="q"), mem, state_of(0), d, board_2)
     assert float(hits.signal[0]) == pytest.approx(0.9 - 0.7)
     # The pair that ends a game moves toward that move's reward.
     d = decision(after_board=0, rewards=[1.0, -1.0], done=True, value=0.2, action=0)
-    final = farl._final_rows(
-        STUB, spec(kind="sarsa"), TABLE, mem, state_of(0), jnp.array([2], jnp.int32), d
-    )
+    final = farl._final_rows(STUB, spec(kind="sarsa"), TABLE, mem, state_of(0), board_2, d)
     assert bool(final.valid[-1]) and float(final.signal[-1]) == pytest.approx(1.0 - 0.2)
     assert int(final.features[-1, 0]) == 2 and int(final.action[-1]) == 0
 
@@ -212,9 +202,7 @@ def test_eligibility_rows_share_the_error_with_lambda_powers():
     mem = memory(2, last=[1, 0], valid=[True, True], pending=[0.0, 0.0], elig=elig)
     d = decision(after_board=3, rewards=[0, 0], done=False, value=0.9)
     s = spec(lam=0.5, horizon=3)
-    hits, new, *_ = farl._mover_rows(
-        STUB, s, TABLE, mem, state_of(0), jnp.zeros(1, jnp.int32), d, d.after.terminated
-    )
+    hits, new, *_ = mover_rows(s, mem, state_of(0), d)
     delta = 0.9 - 0.5
     np.testing.assert_allclose(
         hits.signal, [delta, delta * 0.5 * 0.5, delta * 0.25 * 0.25], rtol=1e-6
