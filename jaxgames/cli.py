@@ -97,14 +97,17 @@ def _result_line(r: dict) -> str:
 def cmd_eval(argv: list[str]) -> int:
     from jaxgames.agent import load
     from jaxgames.evaluation import arena, opening_moves
-    from jaxgames.opponents import epsilon_greedy, make_opponent
+    from jaxgames.opponents import epsilon_greedy
 
     parser = argparse.ArgumentParser(
         prog="jaxgames eval", description="Evaluate a checkpoint against an opponent."
     )
     parser.add_argument("path", type=pathlib.Path)
     parser.add_argument(
-        "--opponent", required=True, help="random, perfect, perfect-dl (Connect Four) or mcts:N"
+        "--opponent",
+        required=True,
+        help="random, perfect, perfect-dl (Connect Four), mcts:N, heur, bench (Othello), "
+        "or agent:PATH (another run or checkpoint of the same game, playing greedily)",
     )
     parser.add_argument("--games", type=_positive, default=500, help="games per seat")
     parser.add_argument("--seats", choices=["all", "first", "second"], default="all")
@@ -126,7 +129,7 @@ def cmd_eval(argv: list[str]) -> int:
     if not 0.0 <= args.epsilon <= 1.0:
         raise UsageError(f"--epsilon {args.epsilon}: expected a probability in [0, 1]")
     agent = load(args.path)
-    opponent = make_opponent(args.opponent, agent.game)
+    opponent = _opponent(args.opponent, agent.game)
     policy = epsilon_greedy(agent.batched(), args.epsilon) if args.epsilon else agent.batched()
     openings = opening_moves(agent.game, args.openings) if args.openings else None
     result = arena(
@@ -167,6 +170,25 @@ def cmd_eval(argv: list[str]) -> int:
             )
             print(f"  highest tile {shares}")
     return 0
+
+
+def _opponent(name: str, game):
+    """The opponent called `name` for `game`: a named player, or `agent:PATH`, the greedy
+    policy of another trained agent of the same game."""
+    from jaxgames.agent import load
+    from jaxgames.opponents import make_opponent
+
+    if not name.startswith("agent:"):
+        return make_opponent(name, game)
+    path = name.split(":", 1)[1]
+    if not path:
+        raise UsageError(f"--opponent {name!r}: expected agent:PATH with a run or checkpoint")
+    other = load(path)
+    if (other.game.name, other.game.options) != (game.name, game.options):
+        raise UsageError(
+            f"--opponent {name!r} plays {other.game!r}; the evaluated agent plays {game!r}"
+        )
+    return other.batched()
 
 
 def _solo_details(game, result) -> dict:

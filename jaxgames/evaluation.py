@@ -220,8 +220,8 @@ def arena(
         ArenaResult with the overall result, one per agent seat, and the agent's score and
         the final board of every game.
     """
-    if not isinstance(opponents, list | tuple):
-        opponents = [opponents] * (game.num_players - 1)
+    if isinstance(opponents, ParamPolicy) or not isinstance(opponents, list | tuple):
+        opponents = [opponents] * (game.num_players - 1)  # one for every other seat
     if len(opponents) != game.num_players - 1:
         raise ValueError(
             f"{game.name} needs {game.num_players - 1} opponent(s), got {len(opponents)}"

@@ -121,6 +121,30 @@ def test_unknown_opponent_lists_the_valid_ones(trained):
     assert "unknown opponent 'alphazero'" in done.stderr and "perfect" in done.stderr
 
 
+def test_eval_against_another_agent(trained):
+    """`agent:PATH` plays a trained agent's greedy policy; from all 1-ply openings the agent
+    meets itself in both seats, so the two seats' results mirror each other."""
+    done = jaxgames(
+        "eval", str(trained), "--opponent", f"agent:{trained}", "--games", "1",
+        "--openings", "1", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    assert record["games"] == 2 * 9
+    first, second = record["by_seat"]["0"], record["by_seat"]["1"]
+    assert first["wins"] == second["losses"] and first["losses"] == second["wins"]
+
+
+def test_an_agent_of_another_game_is_refused_as_opponent(trained):
+    import jaxgames
+
+    wrong = r"plays Game\(tictactoe.*the evaluated agent plays Game\(nim"
+    with pytest.raises(cli.UsageError, match=wrong):
+        cli._opponent(f"agent:{trained}", jaxgames.make("nim"))
+    with pytest.raises(cli.UsageError, match="expected agent:PATH"):
+        cli._opponent("agent:", jaxgames.make("nim"))
+
+
 def _train_args(run, games: str) -> list[str]:
     """A TicTacToe run that checkpoints every 2,000 games in small chunks."""
     return [

@@ -84,6 +84,16 @@ def test_wrong_number_of_opponents_is_rejected():
         arena(game, random_policy, [random_policy], 1, jax.random.key(0))
 
 
+def test_one_param_policy_opponent_takes_every_other_seat():
+    """A ParamPolicy is a NamedTuple: alone, it is one opponent, not a list of them."""
+    from jaxgames.selfplay import ParamPolicy
+
+    game = jaxgames.make("nim3p")
+    opponent = ParamPolicy(lambda params, states, key: first_legal(states, key), None)
+    result = arena(game, random_policy, opponent, 2, jax.random.key(0))
+    assert result.overall.games == 2 * len(seatings(3))
+
+
 def test_epsilon_greedy_wraps_any_policy():
     from jaxgames.opponents import epsilon_greedy
 
