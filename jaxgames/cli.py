@@ -2,7 +2,7 @@
 
     jaxgames train [CONFIG] [--run-dir DIR] [--resume] [--no-progress] [--section.key VALUE ...]
     jaxgames eval PATH --opponent NAME [--games N] [--seats all|first|second] [--openings K]
-                       [--seed S] [--json]
+                       [--epsilon E] [--mistakes N] [--seed S] [--json]
     jaxgames play PATH [--seat first|second] [--seed S]
     jaxgames inspect PATH [--moves 3,3,4]
     jaxgames bench games|learning [ARGS ...]
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import pathlib
 import runpy
 import sys
@@ -96,7 +97,7 @@ def _result_line(r: dict) -> str:
 
 def cmd_eval(argv: list[str]) -> int:
     from jaxgames.agent import load
-    from jaxgames.evaluation import arena, opening_moves
+    from jaxgames.evaluation import arena, mistakes, opening_moves
     from jaxgames.opponents import epsilon_greedy
 
     parser = argparse.ArgumentParser(
@@ -123,12 +124,21 @@ def cmd_eval(argv: list[str]) -> int:
         default=0.0,
         help="the agent plays a random move with this probability (epsilon-greedy)",
     )
+    parser.add_argument(
+        "--mistakes",
+        type=_non_negative,
+        default=0,
+        help="also list the agent's moves that lost value against perfect play (games with "
+        "a perfect player: TicTacToe, Nim, Nim3P, Connect Four), this many positions, the "
+        "most frequent first",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     if not 0.0 <= args.epsilon <= 1.0:
         raise UsageError(f"--epsilon {args.epsilon}: expected a probability in [0, 1]")
     agent = load(args.path)
+    values = _perfect_values(agent.game) if args.mistakes else None
     opponent = _opponent(args.opponent, agent.game)
     policy = epsilon_greedy(agent.batched(), args.epsilon) if args.epsilon else agent.batched()
     openings = opening_moves(agent.game, args.openings) if args.openings else None
@@ -140,7 +150,9 @@ def cmd_eval(argv: list[str]) -> int:
         jax.random.key(args.seed),
         seats=args.seats,
         openings=openings,
+        record_moves=values is not None,
     )
+    report = mistakes(agent.game, result, values) if values is not None else None
     record = {
         **result.to_dict(),
         **_solo_details(agent.game, result),
@@ -150,6 +162,8 @@ def cmd_eval(argv: list[str]) -> int:
         "checkpoint": str(agent.path),
         "train_games": agent.meta.get("games"),
     }
+    if report is not None:
+        record["mistakes"] = report.to_dict(top=args.mistakes)
     if args.json:
         print(json.dumps(record))
     else:
@@ -169,7 +183,33 @@ def cmd_eval(argv: list[str]) -> int:
                 f">= {tile}: {share:.0%}" for tile, share in record["top_tile_share"].items()
             )
             print(f"  highest tile {shares}")
+        if report is not None:
+            _print_mistakes(report, args.mistakes)
     return 0
+
+
+def _perfect_values(game):
+    from jaxgames.opponents import perfect_values
+
+    try:
+        return perfect_values(game)
+    except ValueError as e:
+        raise UsageError(f"--mistakes: {e}") from None
+
+
+def _print_mistakes(report, top: int) -> None:
+    print(
+        f"  mistakes against perfect play: {report.mistakes} of the agent's "
+        f"{report.agent_moves} moves lost value, in {report.games_with_mistakes} of "
+        f"{report.games} games; {len(report.positions)} distinct positions"
+    )
+    for m in report.positions[:top]:
+        values = " ".join("." if math.isnan(v) else "0" if v == 0 else f"{v:+g}" for v in m.values)
+        moves = ",".join(map(str, m.moves)) or "(none)"
+        print(
+            f"    {m.games} game(s): after moves {moves} the agent played {m.action}; "
+            f"move values [{values}]"
+        )
 
 
 def _opponent(name: str, game):

@@ -72,12 +72,18 @@ def summarize(rewards: np.ndarray, agent_rewards_sole_top: np.ndarray, shared_to
 
 @dataclasses.dataclass(frozen=True)
 class ArenaResult:
-    """Results overall and by the agent's seat (player index)."""
+    """Results overall and by the agent's seat (player index); per game, the agent's score,
+    the final board, the agent's player index and (with `record_moves`) the moves."""
 
     overall: Result
     by_seat: dict[int, Result]
     scores: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
     final_boards: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
+    agent_players: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
+    moves: tuple[tuple[int, ...], ...] | None = dataclasses.field(
+        default=None, compare=False, repr=False
+    )
+    opening_plies: np.ndarray | None = dataclasses.field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict:
         return {
@@ -154,6 +160,24 @@ def opening_moves(game: Game, plies: int) -> list[tuple[int, ...]]:
     return out
 
 
+def _turn(game: Game, fns: tuple, params: tuple, assign: jax.Array, states: State, key):
+    """One move in every unfinished game: (next states, the moves played, next key)."""
+    key, *policy_keys = jax.random.split(key, len(fns) + 1)
+    mover_policy = jnp.take_along_axis(assign, states.current_player[:, None], 1)[:, 0]
+    actions = jnp.zeros_like(states.current_player)
+    for i, (fn, pkey) in enumerate(zip(fns, policy_keys, strict=True)):
+        mine = (mover_policy == i) & ~states.terminated
+        view = states.replace(
+            terminated=~mine,
+            legal_action_mask=states.legal_action_mask & mine[:, None],
+        )
+        actions = jnp.where(mine, fn(params[i], view, pkey).astype(jnp.int32), actions)
+    nxt = jax.vmap(game.step, in_axes=(0, 0, 0))(
+        states, actions, jax.random.split(key, actions.shape[0])
+    )
+    return nxt, actions, key
+
+
 @functools.partial(jax.jit, static_argnames=("game", "fns", "max_moves"))
 def _play(
     game: Game,
@@ -168,19 +192,7 @@ def _play(
 
     def body(carry):
         states, rewards, key, t = carry
-        key, *policy_keys = jax.random.split(key, len(fns) + 1)
-        mover_policy = jnp.take_along_axis(assign, states.current_player[:, None], 1)[:, 0]
-        actions = jnp.zeros_like(states.current_player)
-        for i, (fn, pkey) in enumerate(zip(fns, policy_keys, strict=True)):
-            mine = (mover_policy == i) & ~states.terminated
-            view = states.replace(
-                terminated=~mine,
-                legal_action_mask=states.legal_action_mask & mine[:, None],
-            )
-            actions = jnp.where(mine, fn(params[i], view, pkey).astype(jnp.int32), actions)
-        nxt = jax.vmap(game.step, in_axes=(0, 0, 0))(
-            states, actions, jax.random.split(key, actions.shape[0])
-        )
+        nxt, _, key = _turn(game, fns, params, assign, states, key)
         return nxt, rewards + nxt.rewards, key, t + 1
 
     def cond(carry):
@@ -192,6 +204,26 @@ def _play(
     return rewards, states.terminated, states.board
 
 
+_jit_turn = jax.jit(_turn, static_argnames=("game", "fns"))
+
+
+def _play_recorded(game, fns, params, assign, start, key, max_moves, openings):
+    """`_play` move by move from the host, the same games (same keys), also returning every
+    game's moves (its opening's, then the ones played)."""
+    states = start
+    rewards = np.zeros(start.rewards.shape, np.float32)
+    moves = [list(o) for o in openings]
+    for _ in range(max_moves):
+        if bool(jnp.all(states.terminated)):
+            break
+        was_over = np.asarray(states.terminated)
+        states, actions, key = _jit_turn(game, fns, params, assign, states, key)
+        rewards += np.asarray(states.rewards)
+        for i in np.flatnonzero(~was_over):
+            moves[i].append(int(actions[i]))
+    return rewards, states.terminated, states.board, tuple(tuple(m) for m in moves)
+
+
 def arena(
     game: Game,
     agent: Policy | ParamPolicy,
@@ -201,6 +233,7 @@ def arena(
     seats: str | Sequence[int] = "all",
     openings: Sequence[Sequence[int]] | None = None,
     max_moves: int = 1_000_000,
+    record_moves: bool = False,
 ) -> ArenaResult:
     """Plays `agent` against `opponents` in every seat.
 
@@ -215,6 +248,8 @@ def arena(
         openings: optional move sequences to start from (e.g. `opening_moves(game, 1)`);
             each seating plays `games_per_seat` games from each.
         max_moves: safety bound on game length.
+        record_moves: also return every game's moves (plays move by move from the host,
+            slower; the games are the same as without).
 
     Returns:
         ArenaResult with the overall result, one per agent seat, and the agent's score and
@@ -241,7 +276,14 @@ def arena(
     start = jax.tree.map(lambda x: x[np.asarray(start_index)], starts)
     fns = tuple(p.fn for p in policies)
     params = tuple(p.params for p in policies)
-    rewards, done, boards = _play(game, fns, params, assign, start, key, max_moves)
+    moves = None
+    if record_moves:
+        game_openings = [openings[o] for o in start_index]
+        rewards, done, boards, moves = _play_recorded(
+            game, fns, params, assign, start, key, max_moves, game_openings
+        )
+    else:
+        rewards, done, boards = _play(game, fns, params, assign, start, key, max_moves)
     rewards, done, assign = np.asarray(rewards), np.asarray(done), np.asarray(assign)
     if not done.all():
         raise RuntimeError(f"{int((~done).sum())} games did not end within {max_moves} moves")
@@ -257,7 +299,115 @@ def arena(
         )
         for s in np.unique(agent_player)
     }
-    return ArenaResult(summarize(mine, sole, shared), by_seat, mine, np.asarray(boards))
+    return ArenaResult(
+        summarize(mine, sole, shared),
+        by_seat,
+        mine,
+        np.asarray(boards),
+        agent_player,
+        moves,
+        np.asarray([len(openings[o]) for o in start_index]),
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class Mistake:
+    """A position where the agent's move lost value against perfect play.
+
+    Attributes:
+        moves: the position, as the moves from the empty board.
+        action: the agent's move.
+        values: perfect-play value of every move for the mover (NaN: illegal).
+        games: in how many games the agent made this move here.
+    """
+
+    moves: tuple[int, ...]
+    action: int
+    values: tuple[float, ...]
+    games: int
+
+    def to_dict(self) -> dict:
+        values = [None if math.isnan(v) else v for v in self.values]
+        return {
+            "moves": list(self.moves),
+            "action": self.action,
+            "values": values,
+            "games": self.games,
+        }
+
+
+@dataclasses.dataclass(frozen=True)
+class MistakeReport:
+    """Where the agent left perfect play in some arena games.
+
+    Attributes:
+        games: games analysed; games_with_mistakes: those with at least one mistake.
+        agent_moves: the agent's moves analysed; mistakes: those that lost value.
+        positions: every distinct mistake, the most frequent first.
+    """
+
+    games: int
+    games_with_mistakes: int
+    agent_moves: int
+    mistakes: int
+    positions: tuple[Mistake, ...]
+
+    def to_dict(self, top: int | None = None) -> dict:
+        return {
+            "games": self.games,
+            "games_with_mistakes": self.games_with_mistakes,
+            "agent_moves": self.agent_moves,
+            "mistakes": self.mistakes,
+            "positions": [m.to_dict() for m in self.positions[:top]],
+        }
+
+
+def mistakes(game: Game, result: ArenaResult, values) -> MistakeReport:
+    """The agent's moves in `result` (an `arena(..., record_moves=True)` result) that lost
+    value against perfect play: moves whose perfect-play value for the agent is below the
+    best move's. Opening moves are not the agent's and are skipped.
+
+    Args:
+        game: the game the arena played.
+        result: the arena's result, with moves.
+        values: host function `values(state) -> float[num_actions]`, the perfect-play value
+            of each move for the player to move, NaN for illegal moves (for instance
+            `jaxgames.opponents.perfect_values(game)`).
+
+    Raises:
+        ValueError: the result has no moves (the arena ran without `record_moves`).
+    """
+    from jaxgames.core import checked_step
+
+    if result.moves is None:
+        raise ValueError(
+            "mistakes() needs an arena result with moves: arena(..., record_moves=True)"
+        )
+    counts: dict[tuple, int] = {}
+    found: dict[tuple, Mistake] = {}
+    games_with, agent_moves, total = 0, 0, 0
+    for moves, seat, opening in zip(
+        result.moves, result.agent_players, result.opening_plies, strict=True
+    ):
+        state = game.init(jax.random.key(0))
+        erred = False
+        for ply, action in enumerate(moves):
+            if ply >= opening and int(state.current_player) == int(seat):
+                agent_moves += 1
+                v = np.asarray(values(state), np.float64)
+                if v[action] < np.nanmax(v) - 1e-6:
+                    total += 1
+                    erred = True
+                    key = (moves[:ply], action)
+                    counts[key] = counts.get(key, 0) + 1
+                    found[key] = Mistake(moves[:ply], action, tuple(map(float, v)), 0)
+            state = checked_step(game, state, action)
+        games_with += erred
+    positions = sorted(
+        (dataclasses.replace(found[k], games=c) for k, c in counts.items()),
+        key=lambda m: (-m.games, len(m.moves), m.moves),
+    )
+    return MistakeReport(len(result.moves), games_with, agent_moves, total, tuple(positions))
 
 
 def uci_connect4_accuracy(

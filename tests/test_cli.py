@@ -201,3 +201,32 @@ def test_after_sigkill_the_run_resumes_from_the_last_checkpoint(tmp_path):
     done = jaxgames(*_train_args(run, "24000"), "--resume")
     assert done.returncode == 0, done.stderr[-2000:]
     assert checkpoint.latest_step(run) >= 24_000 > step
+
+
+def test_eval_lists_the_agents_mistakes(trained):
+    """Against the perfect TicTacToe player every mistake loses the game, so the games with a
+    mistake are the lost ones."""
+    done = jaxgames(
+        "eval", str(trained), "--opponent", "perfect", "--games", "20", "--epsilon", "0.5",
+        "--mistakes", "2", "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    report = record["mistakes"]
+    assert report["games"] == 40 and report["games_with_mistakes"] == record["losses"] > 0
+    assert 1 <= len(report["positions"]) <= 2
+    for m in report["positions"]:
+        legal = [v for v in m["values"] if v is not None]
+        assert m["values"][m["action"]] < max(legal)
+    text = jaxgames(
+        "eval", str(trained), "--opponent", "perfect", "--games", "5", "--mistakes", "1"
+    )
+    assert text.returncode == 0, text.stderr
+    assert "mistakes against perfect play:" in text.stdout
+
+
+def test_mistakes_need_a_game_with_a_perfect_player():
+    import jaxgames
+
+    with pytest.raises(cli.UsageError, match=r"--mistakes: no perfect player for Game\(hex"):
+        cli._perfect_values(jaxgames.make("hex"))

@@ -107,3 +107,91 @@ def test_epsilon_greedy_wraps_any_policy():
         assert abs(np.mean(actions != 0) - eps * 6 / 7) < 0.03, eps
     with pytest.raises(ValueError, match=r"epsilon=1\.5: expected a probability"):
         epsilon_greedy(first_column, 1.5)
+
+
+def test_recorded_moves_are_the_same_games_and_replay_to_the_final_boards():
+    from jaxgames.core import checked_step
+    from jaxgames.opponents import make_opponent
+
+    game = jaxgames.make("tictactoe")
+    perfect = make_opponent("perfect", game)
+    openings = opening_moves(game, 1)
+    plain = arena(game, random_policy, perfect, 3, jax.random.key(5), openings=openings)
+    recorded = arena(
+        game, random_policy, perfect, 3, jax.random.key(5), openings=openings, record_moves=True
+    )
+    assert recorded.overall == plain.overall and plain.moves is None
+    np.testing.assert_array_equal(recorded.final_boards, plain.final_boards)
+    assert len(recorded.moves) == len(recorded.agent_players) == 2 * 9 * 3
+    for moves, board, opening, start in zip(
+        recorded.moves,
+        recorded.final_boards,
+        recorded.opening_plies,
+        [o for _ in range(2) for o in openings for _ in range(3)],
+        strict=True,
+    ):
+        assert opening == 1 and moves[:1] == start
+        state = game.init(jax.random.key(0))
+        for move in moves:
+            state = checked_step(game, state, move)
+        assert bool(state.terminated)
+        np.testing.assert_array_equal(state.board, board)
+
+
+def test_mistakes_against_the_perfect_player_are_exactly_the_lost_games():
+    """TicTacToe is a draw and the perfect player converts every mistake into a win: a
+    random agent loses exactly the games in which it made a mistake; a perfect one makes
+    none."""
+    from jaxgames.evaluation import mistakes
+    from jaxgames.opponents import make_opponent, perfect_values
+
+    game = jaxgames.make("tictactoe")
+    perfect, values = make_opponent("perfect", game), perfect_values(game)
+    result = arena(game, random_policy, perfect, 40, jax.random.key(1), record_moves=True)
+    report = mistakes(game, result, values)
+    assert report.games == 80 and report.games_with_mistakes == result.overall.losses > 0
+    assert report.mistakes >= report.games_with_mistakes
+    assert sum(m.games for m in report.positions) == report.mistakes
+    assert [m.games for m in report.positions] == sorted(
+        (m.games for m in report.positions), reverse=True
+    )
+    for m in report.positions:
+        assert m.values[m.action] < np.nanmax(m.values)
+    # By hand: after X takes a corner (0), only the centre (4) holds the draw for O.
+    corner = [m for m in report.positions if m.moves == (0,)]
+    for m in corner:
+        assert m.action != 4 and m.values[4] == 0 and m.values[m.action] == -1
+    perfect_result = arena(game, perfect, perfect, 40, jax.random.key(1), record_moves=True)
+    clean = mistakes(game, perfect_result, values)
+    assert (clean.mistakes, clean.positions) == (0, ())
+    assert clean.agent_moves == sum(
+        (len(m) + (seat == 0)) // 2
+        for m, seat in zip(perfect_result.moves, perfect_result.agent_players, strict=True)
+    )
+    with pytest.raises(ValueError, match="record_moves=True"):
+        mistakes(game, arena(game, perfect, perfect, 1, jax.random.key(0)), values)
+
+
+def test_connect_four_mistakes_use_the_solver_values():
+    """Always the leftmost column, moving first: the first move is already a mistake (only the
+    centre column wins the empty 7x6 board; columns 2 and 4 draw)."""
+    from jaxgames.evaluation import mistakes
+    from jaxgames.opponents import make_opponent, perfect_values
+
+    game = jaxgames.make("connect_four")
+    result = arena(
+        game, first_legal, make_opponent("perfect", game), 2, jax.random.key(0), seats="first",
+        record_moves=True,
+    )  # fmt: skip
+    report = mistakes(game, result, perfect_values(game))
+    assert result.overall.losses == 2 and report.games_with_mistakes == 2
+    first = report.positions[0]
+    assert (first.moves, first.action, first.games) == ((), 0, 2)
+    assert first.values == (-1, -1, 0, 1, 0, -1, -1)
+
+
+def test_perfect_values_name_the_games_that_have_them():
+    from jaxgames.opponents import perfect_values
+
+    with pytest.raises(ValueError, match=r"no perfect player for Game\(hex.*tictactoe, nim"):
+        perfect_values(jaxgames.make("hex"))

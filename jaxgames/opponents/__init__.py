@@ -13,9 +13,11 @@ Unknown names raise a ValueError listing the names available for that game.
 
 from __future__ import annotations
 
+import numpy as np
+
 from jaxgames.core import Game
 from jaxgames.opponents import perfect
-from jaxgames.opponents.connect_four import ab_policy, connect_four_scores
+from jaxgames.opponents.connect_four import ab_policy, connect_four_scores, perfect_player
 from jaxgames.opponents.mcts import mcts_policy
 from jaxgames.opponents.othello import positional_policy
 from jaxgames.opponents.perfect import perfect_policy
@@ -43,6 +45,36 @@ def opponent_names(game: Game) -> list[str]:
     if game.num_players <= 2:
         names.append("mcts:N")
     return names
+
+
+def perfect_values(game: Game):
+    """Host function `values(state) -> float64[num_actions]`: the perfect-play value of each
+    move for the player to move (NaN for illegal moves): win 1, draw 0, loss -1 for Connect
+    Four (how fast does not count), the Max-N reward-to-come for the small games.
+
+    Raises:
+        ValueError: no perfect player for `game`.
+    """
+    if _is_solvable_connect_four(game):
+        opts = dict(game.options)
+        player = perfect_player(opts["rows"], opts["cols"])
+
+        def connect_four(state) -> np.ndarray:
+            scores = player.move_scores(np.asarray(state.board))
+            return np.asarray([np.nan if s is None else np.sign(s) for s in scores], np.float64)
+
+        return connect_four
+    if perfect.supports(game):
+
+        def max_n(state) -> np.ndarray:
+            values = perfect.move_values(game, state)[:, int(state.current_player)]
+            return np.asarray(values, np.float64)
+
+        return max_n
+    raise ValueError(
+        f"no perfect player for {game!r}; there is one for tictactoe, nim, nim3p and "
+        "connect_four (connect 4, cols * (rows + 1) <= 64)"
+    )
 
 
 def make_opponent(name: str, game: Game):
@@ -74,6 +106,7 @@ __all__ = [
     "mcts_policy",
     "opponent_names",
     "perfect_policy",
+    "perfect_values",
     "positional_policy",
     "random_policy",
 ]
