@@ -219,6 +219,7 @@ def _play_recorded(game, fns, params, assign, start, key, max_moves, openings):
         was_over = np.asarray(states.terminated)
         states, actions, key = _jit_turn(game, fns, params, assign, states, key)
         rewards += np.asarray(states.rewards)
+        actions = np.asarray(actions)
         for i in np.flatnonzero(~was_over):
             moves[i].append(int(actions[i]))
     return rewards, states.terminated, states.board, tuple(tuple(m) for m in moves)
