@@ -218,11 +218,20 @@ def test_eval_lists_the_agents_mistakes(trained):
     for m in report["positions"]:
         legal = [v for v in m["values"] if v is not None]
         assert m["values"][m["action"]] < max(legal)
-    text = jaxgames(
-        "eval", str(trained), "--opponent", "perfect", "--games", "5", "--mistakes", "1"
-    )
-    assert text.returncode == 0, text.stderr
-    assert "mistakes against perfect play:" in text.stdout
+
+
+def test_mistakes_are_printed_one_position_a_line(capsys):
+    from jaxgames.evaluation import Mistake, MistakeReport
+
+    nan = float("nan")
+    mistake = Mistake((0,), 1, (nan, -1.0, 0.0, -1.0, 0.0, -1.0, 0.0, -1.0, 0.0), 3)
+    cli._print_mistakes(MistakeReport(10, 3, 40, 4, (mistake, mistake)), top=1)
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        "  mistakes against perfect play: 4 of the agent's 40 moves lost value, in 3 of 10 "
+        "games; 2 distinct positions",
+        "    3 game(s): after moves 0 the agent played 1; move values [. -1 0 -1 0 -1 0 -1 0]",
+    ]
 
 
 def test_mistakes_need_a_game_with_a_perfect_player():
