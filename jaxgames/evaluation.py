@@ -214,9 +214,9 @@ def _play_recorded(game, fns, params, assign, start, key, max_moves, openings):
     rewards = np.zeros(start.rewards.shape, np.float32)
     moves = [list(o) for o in openings]
     for _ in range(max_moves):
-        if bool(jnp.all(states.terminated)):
-            break
         was_over = np.asarray(states.terminated)
+        if was_over.all():
+            break
         states, actions, key = _jit_turn(game, fns, params, assign, states, key)
         rewards += np.asarray(states.rewards)
         actions = np.asarray(actions)
@@ -385,7 +385,7 @@ def mistakes(game: Game, result: ArenaResult, values) -> MistakeReport:
             "mistakes() needs an arena result with moves: arena(..., record_moves=True)"
         )
     counts: dict[tuple, int] = {}
-    found: dict[tuple, Mistake] = {}
+    found: dict[tuple, Mistake] = {}  # the first sighting of each (position, move)
     games_with, agent_moves, total = 0, 0, 0
     for moves, seat, opening in zip(
         result.moves, result.agent_players, result.opening_plies, strict=True
@@ -401,7 +401,8 @@ def mistakes(game: Game, result: ArenaResult, values) -> MistakeReport:
                     erred = True
                     key = (moves[:ply], action)
                     counts[key] = counts.get(key, 0) + 1
-                    found[key] = Mistake(moves[:ply], action, tuple(map(float, v)), 0)
+                    if key not in found:
+                        found[key] = Mistake(moves[:ply], action, tuple(map(float, v)), 0)
             state = checked_step(game, state, action)
         games_with += erred
     positions = sorted(
