@@ -71,7 +71,7 @@ def move_times(count: int) -> None:
             player._best.clear()
             player._cache.clear()
             start = time.perf_counter()
-            player.choose(board, 0, distant_losses=False)
+            player.choose(board, 0, "ab")
             times.append(time.perf_counter() - start)
         print(
             f"{label:<22}{len(times):>7}{np.median(times) * 1e3:>12.2f}"

@@ -107,8 +107,9 @@ def cmd_eval(argv: list[str]) -> int:
     parser.add_argument(
         "--opponent",
         required=True,
-        help="random, perfect, perfect-dl (Connect Four), mcts:N, heur, bench (Othello), "
-        "or agent:PATH (another run or checkpoint of the same game, playing greedily)",
+        help="random, perfect, perfect-dl, perfect-dl-gbg (Connect Four), mcts:N, heur, "
+        "bench (Othello), or agent:PATH (another run or checkpoint of the same game, "
+        "playing greedily)",
     )
     parser.add_argument("--games", type=_positive, default=500, help="games per seat")
     parser.add_argument("--seats", choices=["all", "first", "second"], default="all")

@@ -13,7 +13,14 @@ import jaxgames
 from jaxgames import datasets
 from jaxgames.evaluation import arena
 from jaxgames.opponents import connect_four_scores, make_opponent, random_policy
-from jaxgames.opponents.connect_four import board_bits, book_score, perfect_player
+from jaxgames.opponents.connect_four import (
+    ab_policy,
+    board_bits,
+    book_score,
+    gbg_loss_rank,
+    loss_end,
+    perfect_player,
+)
 from tests import reference
 from tests.helpers import SHARED_DATA
 
@@ -65,7 +72,7 @@ def test_book_matches_the_solver_on_sampled_positions():
     keys_rng = np.random.default_rng(0)
     game = jaxgames.make("connect_four")
     solver = perfect_player().solver
-    for _ in range(8):
+    for _ in range(5):
         state = game.init(None)
         moves = []
         for _ in range(keys_rng.integers(6, 9)):
@@ -135,7 +142,7 @@ def test_perfect_play_from_the_empty_board_is_a_first_player_win_on_move_41():
 
 def test_ab_never_loses_to_random():
     game = jaxgames.make("connect_four")
-    result = arena(game, make_opponent("perfect", game), random_policy, 8, jax.random.key(3))
+    result = arena(game, make_opponent("perfect", game), random_policy, 3, jax.random.key(3))
     assert result.overall.wins == result.overall.games
 
 
@@ -230,3 +237,76 @@ def test_uci_evaluations_score_an_oracle_perfectly():
         game, make_opponent("perfect", game), random_policy, won, jax.random.key(0)
     )
     assert result.games == 6 and result.win_rate == 1.0
+
+
+def _play_out(game, moves, policy, key):
+    state = game.init(None)
+    for m in moves:
+        state = jaxgames.checked_step(game, state, m)
+    while not bool(state.terminated):
+        key, sub = jax.random.split(key)
+        batch = jax.tree.map(lambda x: x[None], state)
+        state = game.step(state, policy(batch, sub)[0], None)
+    return state
+
+
+@pytest.mark.parametrize(
+    "moves", [[3, 3, 3, 3, 3, 0, 2, 4, 4, 4, 4, 2, 4, 3, 0, 2, 6, 5], [0, 1, 0, 1, 0]]
+)
+def test_loss_end_is_where_perfect_play_ends(moves):
+    """`loss_end` turns a losing score into the stone that ends the game: play the losing
+    move, then AB-DL for both sides (the loser delays, the winner takes the fastest win)."""
+    game = jaxgames.make("connect_four")
+    scores = connect_four_scores(moves)
+    col = next(c for c, s in enumerate(scores) if s is not None and s < 0)
+    end = loss_end(scores[col], len(moves))
+    state = _play_out(game, [*moves, col], make_opponent("perfect-dl", game), jax.random.key(1))
+    assert int(state.step_count) == end
+    assert float(state.rewards[len(moves) % 2]) == -1.0
+
+
+def test_loss_end_rejects_a_non_losing_score():
+    with pytest.raises(ValueError, match="losing score"):
+        loss_end(0, 3)
+
+
+def test_gbg_loss_rank_by_hand():
+    # up to 8 stones after the move (GBG's book has no distances): every later loss ties
+    assert gbg_loss_rank(1, 35) == gbg_loss_rank(1, 41) == (1, 0)
+    assert gbg_loss_rank(5, 7) < gbg_loss_rank(5, 41)
+    # 9-12 stones after the move (the deep book has distances): exact
+    assert gbg_loss_rank(9, 35) < gbg_loss_rank(9, 37)
+    # from 13 stones on: exact within 14 plies, then buckets of 20 stones, near below far
+    assert gbg_loss_rank(13, 25) < gbg_loss_rank(13, 27) < gbg_loss_rank(13, 29)
+    assert gbg_loss_rank(13, 29) == gbg_loss_rank(13, 39) == (1, 1)
+    assert gbg_loss_rank(13, 39) < gbg_loss_rank(13, 41)
+
+
+def test_gbg_dl_plays_like_ab_in_the_opening_and_like_ab_dl_later():
+    game = jaxgames.make("connect_four")
+    player = perfect_player(6, 7)
+
+    def options(moves, style):
+        state = game.init(None)
+        for m in moves:
+            state = jaxgames.checked_step(game, state, m)
+        return {player.choose(np.asarray(state.board), w, style) for w in range(64)}
+
+    # after the centre opening every reply loses; only the centre loses on the last stone
+    assert options([3], "dl") == {3}
+    assert options([3], "gbg-dl") == set(range(7))
+    assert options([3], "ab") == set(range(7))
+    # a draw or a win is played as by AB-DL
+    assert options([3, 3, 3, 3, 3, 1, 1, 1, 1, 5, 5, 5, 5, 5], "gbg-dl") == {1}
+    # the named opponent is this player, batched
+    state = game.init(None)
+    for m in [3, 3, 3, 3, 3, 1, 1, 1, 1, 5, 5, 5, 5, 5]:
+        state = jaxgames.checked_step(game, state, m)
+    batch = jax.tree.map(lambda x: np.stack([x, x]), state)
+    moves = make_opponent("perfect-dl-gbg", game)(batch, jax.random.key(0))
+    np.testing.assert_array_equal(moves, [1, 1])
+
+
+def test_unknown_perfect_style_is_rejected():
+    with pytest.raises(ValueError, match="unknown perfect-player style 'fast'"):
+        ab_policy(jaxgames.make("connect_four"), "fast")

@@ -5,6 +5,8 @@
 * `random`: uniformly random legal moves;
 * `perfect`: exhaustive Max-N for small games (TicTacToe, Nim, Nim3P), AB for Connect Four;
 * `perfect-dl`: AB-DL for Connect Four (postpones losses as long as possible);
+* `perfect-dl-gbg`: our model of the AB-DL of GBG's published Connect Four results (it tells
+  distant losses apart less finely; see `jaxgames.opponents.connect_four`);
 * `mcts:N`: Monte Carlo tree search with N simulations per move (1- and 2-player games);
 * `heur`, `bench`: Othello's one-ply positional players (weighted squares).
 
@@ -37,7 +39,7 @@ def opponent_names(game: Game) -> list[str]:
     """The opponent names available for `game`."""
     names = ["random"]
     if _is_solvable_connect_four(game):
-        names += ["perfect", "perfect-dl"]
+        names += ["perfect", "perfect-dl", "perfect-dl-gbg"]
     elif perfect.supports(game):
         names.append("perfect")
     if game.name == "othello":
@@ -94,7 +96,8 @@ def make_opponent(name: str, game: Game):
     if name in ("heur", "bench"):
         return positional_policy(game, name)
     if _is_solvable_connect_four(game):
-        return ab_policy(game, distant_losses=name == "perfect-dl")
+        style = {"perfect": "ab", "perfect-dl": "dl", "perfect-dl-gbg": "gbg-dl"}[name]
+        return ab_policy(game, style)
     return perfect_policy(game)
 
 

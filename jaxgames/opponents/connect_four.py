@@ -10,6 +10,15 @@ and a score cache that persist for the life of the process.
   draw) and, in a lost position, any legal move.
 * **AB-DL** ("distant losses") plays the best score everywhere, so when every move loses it
   picks one that postpones the loss longest.
+* **GBG-DL** is our model of the AB-DL that GBG's results were measured against
+  (`AlphaBetaAgent` with `sigfac` 1000, its 8-ply book and its 12-ply book with distances,
+  read from GBG's source). It plays AB-DL's moves except in lost positions, where it tells
+  losses apart less finely (see `gbg_loss_rank`): up to 8 stones GBG's book knows no
+  distances, so every loss after the 8th stone ranks the same (it plays like AB there); from 13
+  stones on its search measures a loss exactly only within 14 plies and later ones in buckets
+  of 20 stones (`countPieces() / 20`). Left out: GBG's search shortcuts (a double threat seen
+  early counts as a win at that depth) and its transposition table's depth-dependent values.
+  (Among winning moves GBG's agent is also less particular; that changes no result.)
 
 Both are batched JAX policies (`ab_policy(game)`), running the search on the host through
 `jax.pure_callback`; they skip the games of the batch in which they are not to move.
@@ -117,12 +126,62 @@ class PerfectConnectFour:
                 self._best[key] = self.solver.best_moves(position, mask, stones, book, exact_losses)
         return self._best[key]
 
-    def choose(self, board: np.ndarray, word: int, distant_losses: bool) -> int:
-        """The AB (or AB-DL) move, with `word` (a random integer) choosing among ties."""
-        best, options = self.best_moves(board, exact_losses=distant_losses)
-        if best < 0 and not distant_losses:
+    def choose(self, board: np.ndarray, word: int, style: str) -> int:
+        """The move of `style` ("ab", "dl" or "gbg-dl"), `word` (a random integer) choosing
+        among ties."""
+        best, options = self.best_moves(board, exact_losses=style == "dl")
+        if best < 0 and style == "ab":
             options = [c for c in range(self.cols) if board[self.rows - 1, c] == 0]
+        elif best < 0 and style == "gbg-dl":
+            stones = int(np.count_nonzero(board))
+            cells = self.rows * self.cols
+            ranks = {
+                c: gbg_loss_rank(stones, loss_end(s, stones, cells))
+                for c, s in enumerate(self.move_scores(board))
+                if s is not None
+            }
+            top = max(ranks.values())
+            options = [c for c, r in ranks.items() if r == top]
         return options[word % len(options)]
+
+
+STYLES = ("ab", "dl", "gbg-dl")
+
+
+def loss_end(score: int, stones: int, cells: int = 42) -> int:
+    """The number of stones on the board when the game ends, for a move of Pons score
+    `score` < 0 played with `stones` on the board: the opponent then wins with that stone
+    (under perfect play, the loser delaying it longest, the winner hurrying)."""
+    if score >= 0:
+        raise ValueError(f"loss_end needs a losing score (< 0), got {score}")
+    # A win with the e-th stone scores (cells + 2 - e) // 2 for the winner, so e is one of two
+    # neighbours; the winner is the opponent, whose stones have the parity of `stones`.
+    end = cells + 2 - 2 * (-score)
+    return end if end % 2 == stones % 2 else end - 1
+
+
+def gbg_loss_rank(stones: int, end: int) -> tuple[int, int]:
+    """How GBG's AB-DL ranks a losing move (higher is preferred), in our model of it.
+
+    GBG scores each move by an alpha-beta search from the position after it, and a loss there
+    by the depth at which the search finds it (`1020 - depth`) while it still runs its
+    depth-limited "start" functions (depth <= 14), later by `1000 - stones / 20` (integer
+    division) with the stones on the board when it happens; a search that reaches 8 stones
+    stops at the book, which gives every loss the same value, and one that reaches 12 stones at
+    the deep book, which has exact distances. A loss found near ranks below every far one.
+
+    Args:
+        stones: stones on the board before the move.
+        end: stones on the board when the opponent wins (`loss_end`).
+    """
+    after = stones + 1
+    if after <= 8:  # the 8-stone book: no distances
+        return (0, end) if end <= 8 else (1, 0)
+    if after <= 12:  # the 12-stone book with exact distances
+        return (0, end)
+    if end - stones <= 14:  # found by the start functions: exact depth
+        return (0, end)
+    return (1, end // 20)
 
 
 @functools.cache
@@ -159,12 +218,16 @@ def _has_won(bits: int, height: int) -> bool:
     return False
 
 
-def ab_policy(game: Game, distant_losses: bool = False):
-    """The batched AB (or AB-DL) policy for a Connect Four game.
+def ab_policy(game: Game, style: str = "ab"):
+    """The batched perfect policy of `style` for a Connect Four game: "ab" (AB), "dl" (AB-DL)
+    or "gbg-dl" (our model of GBG's AB-DL).
 
     Raises:
-        ValueError: `game` is not Connect Four with connect=4 on a board the solver supports.
+        ValueError: an unknown style, or `game` is not Connect Four with connect=4 on a board
+            the solver supports.
     """
+    if style not in STYLES:
+        raise ValueError(f"unknown perfect-player style {style!r}; expected one of {STYLES}")
     opts = dict(game.options)
     if game.name != "connect_four" or opts.get("connect") != 4:
         raise ValueError(
@@ -175,16 +238,16 @@ def ab_policy(game: Game, distant_losses: bool = False):
         raise ValueError(
             f"the solver supports boards with cols * (rows + 1) <= 64, got {rows}x{cols}"
         )
-    return _host_policy(rows, cols, distant_losses)
+    return _host_policy(rows, cols, style)
 
 
 @functools.cache
-def _host_policy(rows: int, cols: int, distant_losses: bool):
+def _host_policy(rows: int, cols: int, style: str):
     def host(boards, active, words):
         player = perfect_player(rows, cols)
         out = np.zeros(len(boards), np.int32)
         for i in np.flatnonzero(np.asarray(active)):
-            out[i] = player.choose(np.asarray(boards[i]), int(words[i]), distant_losses)
+            out[i] = player.choose(np.asarray(boards[i]), int(words[i]), style)
         return out
 
     def policy(states: State, key: jax.Array) -> jax.Array:
