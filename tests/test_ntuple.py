@@ -219,7 +219,7 @@ def test_incremental_afterstate_indices_equal_full_reindexing(variant):
 
 
 @pytest.mark.parametrize("name", ["tictactoe", "connect_four", "nim"])
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=6, deadline=None)
 @given(seed=st.integers(0, 2**30), depth=st.integers(0, 8))
 def test_values_are_invariant_under_board_symmetries(name, seed, depth):
     game = jaxgames.make(name)

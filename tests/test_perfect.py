@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import jax
@@ -75,14 +76,14 @@ def test_nim_values_match_the_sprague_grundy_theory():
     """Normal-play Nim with take <= k: the mover loses iff XOR of (heap mod (k+1)) is 0."""
     game = jaxgames.make("nim", heaps=3, size=5, max_take=3)
     table = perfect.solve(game)
+    start = game.init(None)
+    state_key = jax.jit(functools.partial(perfect.state_key, game))  # compiled once
     for heaps in itertools.product(range(6), repeat=3):
         if sum(heaps) == 0:
             continue
         for player in (0, 1):
-            state = game.init(None).replace(
-                board=np.asarray(heaps, np.int8), current_player=np.int32(player)
-            )
-            key = int(perfect.state_key(game, state))
+            state = start.replace(board=np.asarray(heaps, np.int8), current_player=np.int32(player))
+            key = int(state_key(state))
             if not table.best[key].any():
                 continue  # not reachable from the start
             grundy = np.bitwise_xor.reduce([h % 4 for h in heaps])

@@ -31,11 +31,12 @@ def test_nth_true_is_the_kth_true_entry_in_index_order(num_actions):
     mask[-1, -1] = True  # a last entry alone: the end of the last, partly filled word
     mask[-1, :-1] = False
     words = rng.integers(0, 2**32, 400, dtype=np.uint64).astype(np.uint32)
-    got = np.asarray(core.nth_true(jnp.asarray(mask), jnp.asarray(words)))
+    nth_true = jax.jit(core.nth_true)  # one compiled call, not hundreds of eager ops
+    got = np.asarray(nth_true(jnp.asarray(mask), jnp.asarray(words)))
     for row, word, index in zip(mask, words, got, strict=True):
         true = np.flatnonzero(row)
         assert index == (true[int(word) % len(true)] if len(true) else 0)
-    batched = core.nth_true(jnp.ones((2, 3, num_actions), bool), jnp.full((2, 3), 7, jnp.uint32))
+    batched = nth_true(jnp.ones((2, 3, num_actions), bool), jnp.full((2, 3), 7, jnp.uint32))
     assert batched.shape == (2, 3)
     np.testing.assert_array_equal(batched, 7 % num_actions)
 
