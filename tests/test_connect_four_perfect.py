@@ -127,6 +127,7 @@ def test_best_moves_agree_with_exact_move_scores():
         assert player.best_moves(board) == (best, [c for c, s in enumerate(scores) if s == best])
 
 
+@pytest.mark.slow  # about 30 s of exact searches; test_loss_end_... plays out shorter games
 def test_perfect_play_from_the_empty_board_is_a_first_player_win_on_move_41():
     game = jaxgames.make("connect_four")
     player = make_opponent("perfect-dl", game)
