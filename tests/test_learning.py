@@ -10,10 +10,13 @@ import dataclasses
 import json
 import pathlib
 
+import jax
 import numpy as np
 import pytest
 
-from jaxgames.config import load_config
+import jaxgames
+from jaxgames.approximators import ntuple
+from jaxgames.config import check_config, load_config
 from jaxgames.training import train
 
 CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
@@ -89,3 +92,24 @@ def test_train_script_writes_a_run_folder(tmp_path):
     evals = [r for r in records if r["kind"] == "eval"]
     assert evals and all(r["train_games"] >= 1000 for r in evals)
     assert (out / "checkpoints").is_dir() and (out / "curve.png").is_file()
+
+
+@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_preset_loads_and_passes_its_checks(path):
+    check_config(load_config(path))
+
+
+def test_the_140_tuple_connect_four_preset_extends_gbgs_tuples():
+    gbg = load_config(CONFIGS / "connect4-td-farl.yaml")
+    big = load_config(CONFIGS / "connect4-td-farl-140t.yaml")
+    tuples = big.approximator.tuples
+    assert len(tuples) == 140 and tuples[:70] == gbg.approximator.tuples
+    assert all(len(set(t)) == 8 and all(0 <= c < 42 for c in t) for t in tuples)
+    # the added 70 are the random walks the description names (key 7), as written out
+    walks = ntuple.random_walk_tuples(
+        jaxgames.make("connect_four").board_spec.neighbours, 70, 8, jax.random.key(7)
+    )
+    assert [list(t) for t in tuples[70:]] == walks
+    assert dataclasses.replace(big, description="", approximator=gbg.approximator) == (
+        dataclasses.replace(gbg, description="")
+    )
