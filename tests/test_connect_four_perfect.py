@@ -127,16 +127,22 @@ def test_best_moves_agree_with_exact_move_scores():
         assert player.best_moves(board) == (best, [c for c, s in enumerate(scores) if s == best])
 
 
-@pytest.mark.slow  # about 30 s of exact searches; test_loss_end_... plays out shorter games
-def test_perfect_play_from_the_empty_board_is_a_first_player_win_on_move_41():
-    game = jaxgames.make("connect_four")
-    player = make_opponent("perfect-dl", game)
+def _play_out(game, moves, policy, key):
+    """The game after `moves`, played on to its end by `policy` for both sides."""
     state = game.init(None)
-    key = jax.random.key(0)
+    for m in moves:
+        state = jaxgames.checked_step(game, state, m)
     while not bool(state.terminated):
         key, sub = jax.random.split(key)
         batch = jax.tree.map(lambda x: x[None], state)
-        state = game.step(state, player(batch, sub)[0], None)
+        state = game.step(state, policy(batch, sub)[0], None)
+    return state
+
+
+@pytest.mark.slow  # about 30 s of exact searches; test_loss_end_... plays out shorter games
+def test_perfect_play_from_the_empty_board_is_a_first_player_win_on_move_41():
+    game = jaxgames.make("connect_four")
+    state = _play_out(game, [], make_opponent("perfect-dl", game), jax.random.key(0))
     assert int(state.step_count) == 41
     np.testing.assert_array_equal(state.rewards, [1.0, -1.0])
 
@@ -238,17 +244,6 @@ def test_uci_evaluations_score_an_oracle_perfectly():
         game, make_opponent("perfect", game), random_policy, won, jax.random.key(0)
     )
     assert result.games == 6 and result.win_rate == 1.0
-
-
-def _play_out(game, moves, policy, key):
-    state = game.init(None)
-    for m in moves:
-        state = jaxgames.checked_step(game, state, m)
-    while not bool(state.terminated):
-        key, sub = jax.random.split(key)
-        batch = jax.tree.map(lambda x: x[None], state)
-        state = game.step(state, policy(batch, sub)[0], None)
-    return state
 
 
 @pytest.mark.parametrize(

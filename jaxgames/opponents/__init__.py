@@ -25,6 +25,9 @@ from jaxgames.opponents.othello import positional_policy
 from jaxgames.opponents.perfect import perfect_policy
 from jaxgames.opponents.random import epsilon_greedy, random_policy
 
+# Connect Four's perfect opponents: name -> the solver player's style
+_CONNECT_FOUR_STYLES = {"perfect": "ab", "perfect-dl": "dl", "perfect-dl-gbg": "gbg-dl"}
+
 
 def _is_solvable_connect_four(game: Game) -> bool:
     opts = dict(game.options)
@@ -39,7 +42,7 @@ def opponent_names(game: Game) -> list[str]:
     """The opponent names available for `game`."""
     names = ["random"]
     if _is_solvable_connect_four(game):
-        names += ["perfect", "perfect-dl", "perfect-dl-gbg"]
+        names += list(_CONNECT_FOUR_STYLES)
     elif perfect.supports(game):
         names.append("perfect")
     if game.name == "othello":
@@ -96,8 +99,7 @@ def make_opponent(name: str, game: Game):
     if name in ("heur", "bench"):
         return positional_policy(game, name)
     if _is_solvable_connect_four(game):
-        style = {"perfect": "ab", "perfect-dl": "dl", "perfect-dl-gbg": "gbg-dl"}[name]
-        return ab_policy(game, style)
+        return ab_policy(game, _CONNECT_FOUR_STYLES[name])
     return perfect_policy(game)
 
 
