@@ -1,8 +1,8 @@
 """The `jaxgames` command (also `python -m jaxgames`).
 
     jaxgames train [CONFIG] [--run-dir DIR] [--resume] [--no-progress] [--section.key VALUE ...]
-    jaxgames eval PATH --opponent NAME [--games N] [--seats all|first|second] [--openings K]
-                       [--epsilon E] [--mistakes N] [--seed S] [--json]
+    jaxgames eval PATH [PATH ...] --opponent NAME [--games N] [--seats all|first|second]
+                       [--openings K] [--epsilon E] [--mistakes N] [--seed S] [--json]
     jaxgames play PATH [--seat first|second] [--seed S]
     jaxgames inspect PATH [--moves 3,3,4]
     jaxgames bench games|learning [ARGS ...]
@@ -91,19 +91,17 @@ def cmd_train(argv: list[str]) -> int:
 def _result_line(r: dict) -> str:
     return (
         f"score {r['score']:+.3f} +- {r['ci95']:.3f}, win rate {r['win_rate']:.3f}, "
-        f"W/D/L {r['wins']}/{r['draws']}/{r['losses']} of {r['games']}"
+        f"points {r['points']:.3f}, W/D/L {r['wins']}/{r['draws']}/{r['losses']} of {r['games']}"
     )
 
 
 def cmd_eval(argv: list[str]) -> int:
-    from jaxgames.agent import load
-    from jaxgames.evaluation import arena, mistakes, opening_moves
-    from jaxgames.opponents import epsilon_greedy
-
     parser = argparse.ArgumentParser(
-        prog="jaxgames eval", description="Evaluate a checkpoint against an opponent."
+        prog="jaxgames eval",
+        description="Evaluate a checkpoint against an opponent; given several runs or "
+        "checkpoints, evaluate each the same way and summarise them (mean, spread).",
     )
-    parser.add_argument("path", type=pathlib.Path)
+    parser.add_argument("paths", type=pathlib.Path, nargs="+", metavar="path")
     parser.add_argument(
         "--opponent",
         required=True,
@@ -134,19 +132,51 @@ def cmd_eval(argv: list[str]) -> int:
         "most frequent first",
     )
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (several paths: {'checkpoints': [...], 'summary': {...}})",
+    )
     args = parser.parse_args(argv)
     if not 0.0 <= args.epsilon <= 1.0:
         raise UsageError(f"--epsilon {args.epsilon}: expected a probability in [0, 1]")
-    agent = load(args.path)
+    opponents: dict = {}
+    records = [_evaluate(path, args, opponents) for path in args.paths]
+    summary = _summary(records) if len(records) > 1 else None
+    if args.json:
+        print(
+            json.dumps(
+                records[0] if summary is None else {"checkpoints": records, "summary": summary}
+            )
+        )
+    elif summary is not None:
+        print(
+            f"over {summary['checkpoints']} checkpoints against {args.opponent}: win rate "
+            f"{_spread(summary, 'win_rate')}, points {_spread(summary, 'points')}, score "
+            f"{summary['score']:+.3f}; W/D/L {summary['wins']}/{summary['draws']}/"
+            f"{summary['losses']} of {summary['games']} in all"
+        )
+    return 0
+
+
+def _evaluate(path: pathlib.Path, args, opponents: dict) -> dict:
+    """Evaluates one run or checkpoint as `cmd_eval`'s arguments say, prints it unless
+    --json, and returns its record. `opponents` caches the opponent by game."""
+    from jaxgames.agent import load
+    from jaxgames.evaluation import arena, mistakes, opening_moves
+    from jaxgames.opponents import epsilon_greedy
+
+    agent = load(path)
+    game_key = (agent.game.name, repr(agent.game.options))
+    if game_key not in opponents:
+        opponents[game_key] = _opponent(args.opponent, agent.game)
     values = _perfect_values(agent.game) if args.mistakes else None
-    opponent = _opponent(args.opponent, agent.game)
     policy = epsilon_greedy(agent.batched(), args.epsilon) if args.epsilon else agent.batched()
     openings = opening_moves(agent.game, args.openings) if args.openings else None
     result = arena(
         agent.game,
         policy,
-        opponent,
+        opponents[game_key],
         args.games,
         jax.random.key(args.seed),
         seats=args.seats,
@@ -166,27 +196,52 @@ def cmd_eval(argv: list[str]) -> int:
     if report is not None:
         record["mistakes"] = report.to_dict(top=args.mistakes)
     if args.json:
-        print(json.dumps(record))
-    else:
+        return record
+    print(
+        f"{agent.game!r}, checkpoint {agent.path} ({record['train_games']:,} games) "
+        f"against {args.opponent}: {_result_line(record)}"
+    )
+    for seat, r in result.by_seat.items():
+        print(f"  as player {seat}: {r}")
+    if "score_median" in record:
         print(
-            f"{agent.game!r}, checkpoint {agent.path} ({record['train_games']:,} games) "
-            f"against {args.opponent}: {_result_line(record)}"
+            f"  scores: median {record['score_median']:,.0f}, lowest "
+            f"{record['score_min']:,.0f}, best {record['score_max']:,.0f}"
         )
-        for seat, r in result.by_seat.items():
-            print(f"  as player {seat}: {r}")
-        if "score_median" in record:
-            print(
-                f"  scores: median {record['score_median']:,.0f}, lowest "
-                f"{record['score_min']:,.0f}, best {record['score_max']:,.0f}"
-            )
-        if "top_tile_share" in record:
-            shares = ", ".join(
-                f">= {tile}: {share:.0%}" for tile, share in record["top_tile_share"].items()
-            )
-            print(f"  highest tile {shares}")
-        if report is not None:
-            _print_mistakes(report, args.mistakes)
-    return 0
+    if "top_tile_share" in record:
+        shares = ", ".join(
+            f">= {tile}: {share:.0%}" for tile, share in record["top_tile_share"].items()
+        )
+        print(f"  highest tile {shares}")
+    if report is not None:
+        _print_mistakes(report, args.mistakes)
+    return record
+
+
+def _summary(records: list[dict]) -> dict:
+    """Several checkpoints' results side by side: each rate's mean over the checkpoints (every
+    checkpoint weighs the same, as in GBG's averages over runs), its standard deviation
+    between checkpoints and its range; the game counts summed."""
+    import numpy as np
+
+    summary: dict = {"checkpoints": len(records)}
+    for key in ("win_rate", "points"):
+        values = np.array([r[key] for r in records], np.float64)
+        summary[key] = float(values.mean())
+        summary[f"{key}_sd"] = float(values.std(ddof=1))
+        summary[f"{key}_min"] = float(values.min())
+        summary[f"{key}_max"] = float(values.max())
+    summary["score"] = float(np.mean([r["score"] for r in records]))
+    for key in ("games", "wins", "draws", "losses"):
+        summary[key] = int(sum(r[key] for r in records))
+    return summary
+
+
+def _spread(summary: dict, key: str) -> str:
+    return (
+        f"{summary[key]:.3f} (sd {summary[f'{key}_sd']:.3f}, {summary[f'{key}_min']:.3f} to "
+        f"{summary[f'{key}_max']:.3f})"
+    )
 
 
 def _perfect_values(game):

@@ -35,6 +35,9 @@ class Result:
         score: the agent's mean final reward.
         ci95: half-width of the 95% interval of `score` (normal approximation).
         win_rate: wins / games, with `win_ci95` its 95% Wilson half-width.
+        points: (wins + draws / 2) / games, the share of points with a draw worth half. For
+            two players with rewards +1 / 0 / -1 it is (score + 1) / 2, the "win rate" of
+            GBG's plots and tables (its Connect Four AB-DL 0.935, for one).
     """
 
     games: int
@@ -45,13 +48,15 @@ class Result:
     ci95: float
     win_rate: float
     win_ci95: float
+    points: float
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
 
     def __str__(self) -> str:
         return (
-            f"score {self.score:+.3f} +- {self.ci95:.3f}, win {self.win_rate:.3f} "
+            f"score {self.score:+.3f} +- {self.ci95:.3f}, win {self.win_rate:.3f}, "
+            f"points {self.points:.3f} "
             f"(W/D/L {self.wins}/{self.draws}/{self.losses} of {self.games})"
         )
 
@@ -67,7 +72,8 @@ def summarize(rewards: np.ndarray, agent_rewards_sole_top: np.ndarray, shared_to
     # Wilson interval half-width for the win rate.
     denom = 1 + Z95**2 / n if n else 1.0
     half = Z95 * math.sqrt(p * (1 - p) / n + Z95**2 / (4 * n * n)) / denom if n else float("nan")
-    return Result(n, wins, draws, n - wins - draws, score, ci, p, half)
+    points = (wins + draws / 2) / n if n else 0.0
+    return Result(n, wins, draws, n - wins - draws, score, ci, p, half, points)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -53,6 +53,40 @@ def test_eval_json_has_the_documented_fields(trained):
     assert record["games"] == 30 and set(record["by_seat"]) == {"0"}
 
 
+def test_eval_of_several_checkpoints_summarises_them(trained):
+    [step] = [p.name for p in (trained / checkpoint.CHECKPOINTS).iterdir()]
+    paths = [str(trained), str(trained / checkpoint.CHECKPOINTS / step)]
+    common = ["--opponent", "random", "--games", "25", "--seats", "first"]
+    done = jaxgames("eval", *paths, *common, "--json")
+    assert done.returncode == 0, done.stderr
+    record = json.loads(done.stdout)
+    first, second = record["checkpoints"]
+    assert first["checkpoint"] == second["checkpoint"]  # the run folder means its newest
+    assert first["wins"] == second["wins"] and first["points"] == second["points"]
+    summary = record["summary"]
+    assert summary["checkpoints"] == 2 and summary["games"] == 50
+    assert summary["wins"] == 2 * first["wins"] and summary["points_sd"] == 0.0
+    assert summary["points"] == pytest.approx((first["wins"] + first["draws"] / 2) / 25)
+    text = jaxgames("eval", *paths, *common)
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.count("against random: score") == 2
+    assert "over 2 checkpoints against random: win rate" in text.stdout
+
+
+def test_summary_weighs_every_checkpoint_the_same():
+    records = [
+        {"win_rate": 0.9, "points": 0.95, "score": 0.9, "games": 200, "wins": 180,
+         "draws": 20, "losses": 0},
+        {"win_rate": 0.5, "points": 0.6, "score": 0.2, "games": 100, "wins": 50,
+         "draws": 20, "losses": 30},
+    ]  # fmt: skip
+    s = cli._summary(records)
+    assert s["win_rate"] == pytest.approx(0.7) and s["points"] == pytest.approx(0.775)
+    assert s["win_rate_sd"] == pytest.approx(0.4 / 2**0.5)
+    assert (s["points_min"], s["points_max"]) == (0.6, 0.95)
+    assert (s["games"], s["wins"], s["draws"], s["losses"]) == (300, 230, 40, 30)
+
+
 def test_inspect_reports_training_and_values(trained):
     done = jaxgames("inspect", str(trained), "--moves", "4,0")
     assert done.returncode == 0, done.stderr

@@ -76,6 +76,8 @@ def test_summary_statistics():
     assert r.score == pytest.approx(0.25)
     assert r.ci95 == pytest.approx(1.959964 * np.std([1, -1, 0, 1], ddof=1) / 2)
     assert 0 < r.win_ci95 < 0.5
+    assert r.points == pytest.approx(2.5 / 4)  # a draw is worth half a win
+    assert r.points == pytest.approx((r.score + 1) / 2)  # two players, rewards +1 / 0 / -1
 
 
 def test_wrong_number_of_opponents_is_rejected():
