@@ -140,6 +140,10 @@ def cmd_eval(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if not 0.0 <= args.epsilon <= 1.0:
         raise UsageError(f"--epsilon {args.epsilon}: expected a probability in [0, 1]")
+    from jaxgames.checkpoint import read_meta
+
+    for path in args.paths:  # a bad path fails before any evaluation runs
+        read_meta(path)
     opponents: dict = {}
     records = [_evaluate(path, args, opponents) for path in args.paths]
     summary = _summary(records) if len(records) > 1 else None

@@ -73,6 +73,12 @@ def test_eval_of_several_checkpoints_summarises_them(trained):
     assert "over 2 checkpoints against random: win rate" in text.stdout
 
 
+def test_eval_checks_every_path_before_evaluating(trained):
+    done = jaxgames("eval", str(trained), "/nonexistent/run", "--opponent", "random")
+    assert done.returncode == 2 and "the path does not exist" in done.stderr
+    assert "against random" not in done.stdout  # the good first path was not evaluated
+
+
 def test_summary_weighs_every_checkpoint_the_same():
     records = [
         {"win_rate": 0.9, "points": 0.95, "score": 0.9, "games": 200, "wins": 180,
