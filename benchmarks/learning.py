@@ -3,6 +3,7 @@
     python benchmarks/learning.py throughput [--batch-sizes 64 256 1024 4096] [--preset P]
     python benchmarks/learning.py batch --preset tictactoe-td-farl --games 10000 --seeds 3
     python benchmarks/learning.py batch --preset connect4-td-farl --games 100000 --seeds 1
+    python benchmarks/learning.py batch --batch-sizes 64 --seeds 10 --combine sequential weight
 
 `throughput` trains a preset (default Connect Four TD-FARL: GBG's 70 8-tuples, TCL, mirror
 symmetry) and reports moves/s and games/s, learning included, next to GBG's Java Connect Four
@@ -64,15 +65,25 @@ def throughput(batch_sizes: list[int], seconds: float, preset: str) -> None:
         )
 
 
-def batch_table(preset: str, games: int, seeds: int, batch_sizes: list[int]) -> None:
-    base = load_config(CONFIGS / f"{preset}.yaml")
-    ev = base.eval
+def batch_table(
+    preset: str, games: int, seeds: int, batch_sizes: list[int], combines: list[str]
+) -> None:
+    preset_config = load_config(CONFIGS / f"{preset}.yaml")
+    ev = preset_config.eval
     print(
         f"{preset}: {games:,} training games per run, {seeds} seed(s), evaluated against "
         f"{ev.opponent} ({ev.seats} seats, {ev.games} games per seat)"
     )
-    print(f"{'B':>6}{'games':>11}{'train s':>10}{'score':>9}{'win rate':>10}   per seed")
-    for b in batch_sizes:
+    print(
+        f"{'combine':>11}{'B':>6}{'games':>11}{'train s':>10}{'score':>9}{'win rate':>10}"
+        "   per seed"
+    )
+    rows = [(c, b) for c in combines or [preset_config.approximator.combine] for b in batch_sizes]
+    for combine, b in rows:
+        base = dataclasses.replace(
+            preset_config,
+            approximator=dataclasses.replace(preset_config.approximator, combine=combine),
+        )
         scores, wins, seconds, played = [], [], [], []
         for seed in range(seeds):
             config = dataclasses.replace(
@@ -89,7 +100,7 @@ def batch_table(preset: str, games: int, seeds: int, batch_sizes: list[int]) -> 
             seconds.append(final["train_seconds"])
             played.append(final["train_games"])
         print(
-            f"{b:>6}{int(np.mean(played)):>11,}{np.mean(seconds):>10.1f}{np.mean(scores):>+9.3f}"
+            f"{combine:>11}{b:>6}{int(np.mean(played)):>11,}{np.mean(seconds):>10.1f}{np.mean(scores):>+9.3f}"
             f"{np.mean(wins):>10.3f}   {[round(s, 3) for s in scores]}",
             flush=True,
         )
@@ -107,11 +118,12 @@ def main(argv: list[str] | None = None) -> None:
     bt.add_argument("--games", type=int, default=10_000)
     bt.add_argument("--seeds", type=int, default=3)
     bt.add_argument("--batch-sizes", nargs="*", type=int, default=[1, 64, 1024])
+    bt.add_argument("--combine", nargs="*", default=[], help="rules to compare (default: preset's)")
     args = parser.parse_args(argv)
     if args.command == "throughput":
         throughput(args.batch_sizes, args.seconds, args.preset)
     else:
-        batch_table(args.preset, args.games, args.seeds, args.batch_sizes)
+        batch_table(args.preset, args.games, args.seeds, args.batch_sizes, args.combine)
 
 
 if __name__ == "__main__":

@@ -46,7 +46,9 @@ class ApproximatorConfig:
     tcl: temporal coherence learning: "none", "identity" or "exponential" (beta `tcl_beta`,
         accumulators start at `tcl_init`).
     combine: how hits of several games on one weight in one lockstep step combine:
-        "sequential" (like that many sequential updates) or "mean" (n-tuple, tabular, linear).
+        "sequential" (like that many sequential updates: n-tuple and tabular by component
+        averaging, linear by summing), "weight" (n-tuple and tabular: the earlier per-weight
+        rule, kept so that results measured with it reproduce) or "mean".
     features: the linear feature set: "raw" (one-hot cells, any game) or "fiar" (seed 000's
         Connect Four features, any board size).
     channels, hidden, optimizer: the CNN's 3x3 conv layers, dense width and optax optimizer
@@ -63,7 +65,7 @@ class ApproximatorConfig:
     tcl: Literal["none", "identity", "exponential"] = "none"
     tcl_beta: float = 2.7
     tcl_init: float = 1e-4
-    combine: Literal["sequential", "mean"] = "sequential"
+    combine: Literal["sequential", "weight", "mean"] = "sequential"
     features: Literal["raw", "fiar"] = "raw"
     channels: tuple[int, ...] = (32, 32)
     hidden: int = 64

@@ -81,7 +81,7 @@ def test_sparse_update_equals_dense_gradient_step():
 
     dense = params["w"] + alpha * net.step_scale * jax.grad(objective)(params["w"])
     hits = ntuple.Hits(players, jnp.zeros(4, jnp.int32), idx, signal, jnp.ones(4, bool))
-    for combine in ("sequential", "mean"):
+    for combine in ntuple.COMBINE:
         sparse, counts = ntuple.update(net, params, hits, alpha, ntuple.init_counts(net), combine)
         np.testing.assert_allclose(sparse["w"][:-1], dense[:-1], rtol=1e-6, atol=1e-7)
         assert int(jnp.abs(counts).sum()) == 0, "the scratch counts must come back zeroed"
@@ -127,8 +127,99 @@ def test_hits_from_several_games_combine_like_sequential_updates(k):
     for _ in range(k):
         sequential += alpha * (target - sequential)
     assert float(ntuple.value(net, new, 0, idx)) == pytest.approx(sequential, rel=1e-5)
+    weight, _ = ntuple.update(net, ntuple.init(net), hits, alpha, ntuple.init_counts(net), "weight")
+    assert float(ntuple.value(net, weight, 0, idx)) == pytest.approx(sequential, rel=1e-5)
     mean, _ = ntuple.update(net, ntuple.init(net), hits, alpha, ntuple.init_counts(net), "mean")
     assert float(ntuple.value(net, mean, 0, idx)) == pytest.approx(alpha * target, rel=1e-5)
+
+
+@pytest.mark.parametrize("gain", [1.0, 0.25, 0.01])
+def test_the_relative_step_of_copies_follows_their_gain(gain):
+    """k copies with gain g (sigma'^2 of a tanh board) move their weight like k sequential
+    updates whose relative step is alpha * g: nearly the sum of their steps when it is small,
+    the mean when it is 1."""
+    net = ntuple.make_ntuple(
+        TTT.board_spec, [list(range(9))], 1, symmetries=False, output="identity"
+    )
+    idx = ntuple.indices(net, TTT.board_spec.encode(play(TTT, [4])))
+    alpha, k = 2.0, 20
+    hits = ntuple.Hits(
+        jnp.zeros(k, jnp.int32),
+        jnp.zeros(k, jnp.int32),
+        jnp.broadcast_to(idx, (k, 1)),
+        jnp.ones(k),
+        jnp.ones(k, bool),
+        gain=jnp.full(k, gain),
+    )
+    new, _ = ntuple.update(net, ntuple.init(net), hits, alpha, ntuple.init_counts(net))
+    r = min(alpha * gain, 1.0)
+    expected = alpha * (1.0 - (1.0 - r) ** k) / r
+    assert float(new["w"][idx[0]]) == pytest.approx(expected, rel=1e-5)
+
+
+def test_boards_that_share_few_weights_add_up_like_separate_updates():
+    """Two different boards sharing one LUT entry of many: each moves almost by its full
+    step (its effective copies are 1 + 1/TS), so the shared entry gets nearly the sum."""
+    net = ntuple.make_ntuple(
+        TTT.board_spec,
+        [[0], [1], [2], [3], [4], [5], [6], [7], [8]],
+        1,
+        symmetries=False,
+        output="identity",
+    )
+    boards = [play(TTT, [0, 1, 2, 3]), play(TTT, [5, 6, 7, 8])]  # cell 4 empty in both
+    idx = jnp.stack([ntuple.indices(net, TTT.board_spec.encode(b)) for b in boards])
+    shared = set(np.asarray(idx[0]).tolist()) & set(np.asarray(idx[1]).tolist())
+    assert len(shared) == 1
+    hits = ntuple.Hits(
+        jnp.zeros(2, jnp.int32), jnp.zeros(2, jnp.int32), idx, jnp.ones(2), jnp.ones(2, bool)
+    )
+    alpha = 1.0  # r = 1: copies n scale a board's step by 1 / n
+    new, _ = ntuple.update(net, ntuple.init(net), hits, alpha, ntuple.init_counts(net))
+    n = 1.0 + 1.0 / 9.0
+    assert float(new["w"][shared.pop()]) == pytest.approx(2 * alpha / 9 / n, rel=1e-5)
+    for combine in ("weight", "mean"):  # per weight at r = 1: the shared entry gets the mean
+        other, _ = ntuple.update(
+            net, ntuple.init(net), hits, alpha, ntuple.init_counts(net), combine
+        )
+        assert float(jnp.max(other["w"])) == pytest.approx(alpha / 9, rel=1e-5)
+
+
+def test_an_eligibility_history_moves_with_its_board_as_one_update():
+    """A board and its history (lead offsets 0, -1) are one update: no copies between them,
+    so they move by their full steps even where they read the same entries."""
+    net = ntuple.make_ntuple(TTT.board_spec, [[0, 1, 2]], 1, symmetries=False, output="identity")
+    idx = ntuple.indices(net, TTT.board_spec.encode(play(TTT, [4])))
+    signal = jnp.array([1.0, 0.5])
+    hits = ntuple.Hits(
+        jnp.zeros(2, jnp.int32),
+        jnp.zeros(2, jnp.int32),
+        jnp.broadcast_to(idx, (2, 1)),
+        signal,
+        jnp.ones(2, bool),
+        gain=jnp.ones(2),
+        lead=jnp.array([0, -1], jnp.int32),
+    )
+    new, counts = ntuple.update(net, ntuple.init(net), hits, 1.0, ntuple.init_counts(net))
+    assert float(new["w"][idx[0]]) == pytest.approx(1.5)
+    assert int(jnp.abs(counts).sum()) == 0
+    apart = hits._replace(lead=None)  # two games: two copies of one board at r = 1
+    new, _ = ntuple.update(net, ntuple.init(net), apart, 1.0, ntuple.init_counts(net))
+    assert float(new["w"][idx[0]]) == pytest.approx(0.75)
+
+
+def test_unknown_combine_is_refused():
+    net = ntuple.make_ntuple(TTT.board_spec, [[0, 1]], 1, symmetries=False)
+    idx = ntuple.indices(net, TTT.board_spec.encode(TTT.init(None)))
+    hits = ntuple.Hits(
+        jnp.zeros(1, jnp.int32),
+        jnp.zeros(1, jnp.int32),
+        idx[None],
+        jnp.ones(1),
+        jnp.ones(1, bool),
+    )
+    with pytest.raises(ValueError, match=r"'sum'.*expected one of sequential, weight, mean"):
+        ntuple.update(net, ntuple.init(net), hits, 1.0, ntuple.init_counts(net), "sum")
 
 
 def test_invalid_hits_change_no_weight():

@@ -15,11 +15,20 @@ gradient over the tables: every weight read by an updated board moves by
 `alpha / (num_tuples * num_symmetries) * signal * tcl_factor` (GBG, Appendix A.3).
 
 Symmetric copies of one board that read the same LUT entry change it once (GBG, Appendix A.4).
-A weight hit by k boards in one call (k games of a lockstep batch) moves by the mean of their
-changes times what k sequential updates toward the same target would achieve,
-(1 - (1 - r)^k) / r with r = min(1, alpha * tcl_factor), the relative step of one update. So a
-single board moves it exactly as GBG does, a few boards add up like sequential updates, and
-many saturate at the target instead of overshooting. `combine="mean"` drops the factor.
+
+Several boards in one call (the games of a lockstep batch) are combined as GBG's sequential
+updates would be, by component averaging (Censor, Gordon & Gordon 2001) with relaxation: each
+board's step is scaled by (1 - (1 - r)^n) / (r n), where n is the mean, over the weights the
+board reads, of how many boards of the call read each weight (the board's effective number of
+copies in the call), and r = min(1, alpha * tcl_factor * gain) the share of its error one update
+alone removes from the board's value (`Hits.gain`: sigma'(v)^2 for tanh). So a board that shares
+no weight with another moves exactly as GBG's single update (n = 1), k copies of one board move
+it exactly as k sequential updates would, boards that overlap little add up (r n small) and
+many overlapping ones with large steps approach their least-squares compromise instead of
+overshooting. `combine="weight"` (the rule before 2026-12) scales per weight instead: a weight
+read by k boards moves by the mean of their changes times (1 - (1 - r)^k) / r with
+r = min(1, alpha * tcl_factor), which at large alpha averages even boards that share nothing
+else; `combine="mean"` moves each weight by the mean of its boards' changes.
 
 Optional temporal coherence learning (TCL, Beal & Smith; GBG Appendix A.5) keeps per weight the
 accumulators N (sum of recommended changes) and A (sum of their magnitudes), both starting at
@@ -323,6 +332,13 @@ class Hits(NamedTuple):
         features: [M, ...] the boards' features (for n-tuples: int32[M, TS] `indices`).
         signal: float32[M], the recommended change before step size: delta * sigma' * lambda^k.
         valid: bool[M]; invalid rows change nothing.
+        gain: float32[M] or None (= 1): the share of its error that one request, alone and at
+            step size 1, removes from its own board's output: sigma'(v)^2 (times lambda^k for
+            an eligibility row). The n-tuple update's "sequential" combine uses it.
+        lead: int32[M] or None (= 0): the offset (<= 0) from a request to the request whose
+            update it is part of: 0 for a board's own request, -k for the k-th board of its
+            eligibility history, which moves with the same delta in the same sequential
+            update and so shares that board's combine scale.
     """
 
     player: Array
@@ -330,6 +346,8 @@ class Hits(NamedTuple):
     features: Array
     signal: Array
     valid: Array
+    gain: Array | None = None
+    lead: Array | None = None
 
 
 def tcl_factor(net: NTupleNet, acc: Array) -> Array:
@@ -338,7 +356,7 @@ def tcl_factor(net: NTupleNet, acc: Array) -> Array:
     return jnp.exp(net.tcl_beta * (ratio - 1.0)) if net.tcl == "exponential" else ratio
 
 
-COMBINE = ("sequential", "mean")
+COMBINE = ("sequential", "weight", "mean")
 
 
 def update(
@@ -351,35 +369,43 @@ def update(
 ) -> tuple[Params, Array]:
     """Applies M update requests as one sparse scatter-add.
 
-    A weight hit by k boards moves by the mean over them of
-    `alpha * step_scale * signal * tcl_factor`, times (1 - (1 - r)^k) / r (see the module
-    docstring; `combine="mean"` leaves the mean alone). TCL accumulators add every board's
-    signal once.
+    Every weight read by a valid board moves by `alpha * step_scale * signal * tcl_factor`,
+    scaled per board by (1 - (1 - r)^n) / (r n) for `combine="sequential"`, per weight for
+    "weight", or divided by its number of boards for "mean" (see the module docstring). TCL
+    accumulators add every board's signal once.
 
     Args:
         params: network params.
         hits: the requests (leading axis M).
         alpha: the global step size.
         counts: int32[num weights], all zero: scratch space for hit counts, returned zeroed.
-        combine: "sequential" or "mean".
+        combine: "sequential", "weight" or "mean".
 
     Returns:
         (new params, counts) with counts zero again.
     """
+    if combine not in COMBINE:
+        raise ValueError(f"combine {combine!r}; expected one of {', '.join(COMBINE)}")
     trash = num_weights(net)
+    m = hits.signal.shape[0]
     outputs = jax.vmap(lambda a: _outputs(net, a))(hits.action)  # [M, TS]
     flat = flat_index(net, hits.player[:, None], outputs, hits.features)
     # Symmetric copies of one board that read the same entry of a tuple count once.
-    by_tuple = flat.reshape(flat.shape[0], len(net.tuples), net.num_symmetries)
+    by_tuple = flat.reshape(m, len(net.tuples), net.num_symmetries)
     earlier = jnp.tril(jnp.ones((net.num_symmetries,) * 2, bool), k=-1)
     repeat = jnp.any((by_tuple[..., :, None] == by_tuple[..., None, :]) & earlier, axis=-1)
-    keep = (hits.valid[:, None] & ~repeat.reshape(flat.shape)).reshape(-1)
-    flat = jnp.where(keep, flat.reshape(-1), trash)
-    signal = jnp.where(keep, jnp.broadcast_to(hits.signal[:, None], outputs.shape).reshape(-1), 0.0)
+    keep = hits.valid[:, None] & ~repeat.reshape(flat.shape)  # [M, TS]
+    flat = jnp.where(keep, flat, trash).reshape(-1)
+    signal = jnp.where(keep, hits.signal[:, None], 0.0).reshape(-1)
     # Every scatter below takes values computed from a gather of the same table, so XLA must run
     # the gather first and can update the (large) tables in place instead of copying them.
     inbounds = "promise_in_bounds"
-    counts = counts.at[flat].add(jnp.ones_like(flat), mode=inbounds)
+    row = jnp.arange(m)
+    leader = row if hits.lead is None else row + hits.lead
+    # "sequential" counts updates on a weight (their leading boards), the others every board.
+    counted = keep & (leader == row)[:, None] if combine == "sequential" else keep
+    inc = counted.reshape(-1).astype(jnp.int32)
+    counts = counts.at[flat].add(inc, mode=inbounds)
     hits_int = counts.at[flat].get(mode=inbounds)
     hit_count = hits_int.astype(jnp.float32)
     rate = jnp.full_like(signal, alpha)
@@ -389,12 +415,26 @@ def update(
         rate = rate * tcl_factor(net, acc)
         rec = jnp.stack([signal, jnp.abs(signal)], axis=-1) + 0.0 * acc
         new["tcl"] = params["tcl"].at[flat].add(rec, mode=inbounds)
-    step = rate * net.step_scale * signal / hit_count
-    if combine == "sequential":  # (1 - (1 - r)^k) / r, with the power as exp(k log(1 - r))
-        r = jnp.clip(rate, 1e-6, 1.0)
-        step = step * (1.0 - jnp.exp(hit_count * jnp.log1p(-jnp.minimum(r, 1.0 - 1e-7)))) / r
+    step = rate * net.step_scale * signal
+    if combine == "mean":
+        step = step / jnp.maximum(hit_count, 1.0)
+    elif combine == "weight":  # (1 - (1 - r)^k) / (r k), r per weight
+        r = jnp.clip(rate, 1e-6, 1.0 - 1e-7)
+        k = jnp.maximum(hit_count, 1.0)
+        step = step * -jnp.expm1(k * jnp.log1p(-r)) / (r * k)
+    else:
+        gain = jnp.ones(m) if hits.gain is None else hits.gain
+        gain = jnp.where(hits.valid, gain, 0.0)
+        read = jnp.sum(counted, axis=-1)
+        copies = jnp.sum(jnp.where(counted, hit_count.reshape(m, -1), 0.0), axis=-1)
+        copies = jnp.maximum(copies / jnp.maximum(read, 1), 1.0)
+        share = jnp.sum(jnp.where(keep, rate.reshape(m, -1), 0.0), axis=-1) * net.step_scale
+        r = jnp.clip(share * gain, 1e-6, 1.0 - 1e-7)
+        scale = -jnp.expm1(copies * jnp.log1p(-r)) / (r * copies)  # (1 - (1 - r)^n) / (r n)
+        step = (step.reshape(m, -1) * scale[leader][:, None]).reshape(-1)
     new["w"] = params["w"].at[flat].add(step, mode=inbounds)
-    return new, counts.at[flat].add(-jnp.minimum(hits_int, 1), mode=inbounds)
+    # min(hits, inc) = inc, written through the gather so that the reset runs in place too.
+    return new, counts.at[flat].add(-jnp.minimum(hits_int, inc), mode=inbounds)
 
 
 def active_fraction(net: NTupleNet, params: Params) -> Array:

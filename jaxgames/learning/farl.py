@@ -25,7 +25,8 @@ list; with lambda = 0 the two agree).
 
 B games advance together: every lockstep step each game makes one move and contributes its
 update rows; all rows are applied at once from the same weights (the approximator decides how
-several hits on one weight combine; n-tuples average them).
+several hits on one weight combine; n-tuples combine them like sequential updates, see
+`jaxgames.approximators.ntuple`).
 """
 
 from __future__ import annotations
@@ -402,15 +403,19 @@ def _decide(
     )
 
 
-def _board_rows(player, signal, valid, memory_row, lam_k):
-    """Hits for a player's last board and its eligibility history (newest first)."""
+def _board_rows(player, delta, deriv, valid, memory_row, lam_k):
+    """Hits for a player's last board (error `delta`, slope `deriv`) and its eligibility
+    history (newest first), which moves with the same delta as one update."""
     last, last_action, elig, elig_action, elig_deriv, elig_valid = memory_row
+    signal = delta * deriv
     return Hits(
         player=jnp.full(1 + elig.shape[0], player, jnp.int32),
         action=jnp.concatenate([last_action[None], elig_action]),
         features=jnp.concatenate([last[None], elig]),
         signal=jnp.concatenate([signal[None], signal * lam_k * elig_deriv]),
         valid=jnp.concatenate([valid[None], valid & elig_valid]),
+        gain=jnp.concatenate([(deriv * deriv)[None], lam_k * elig_deriv * elig_deriv]),
+        lead=-jnp.arange(1 + elig.shape[0], dtype=jnp.int32),
     )
 
 
@@ -445,7 +450,7 @@ def _mover_rows(model, spec, params, memory: Memory, state, features, d: _Decisi
         memory.elig_deriv[mover],
         memory.elig_valid[mover],
     )
-    hits = _board_rows(mover, delta * deriv, valid, row, lam_k)
+    hits = _board_rows(mover, delta, deriv, valid, row, lam_k)
 
     # The updated board enters the mover's eligibility history; its new board becomes `last`.
     def put(array, value):
@@ -504,8 +509,8 @@ def _final_rows(model, spec, params, memory: Memory, state, features, d: _Decisi
         memory.elig_deriv,
         memory.elig_valid,
     )
-    others = jax.vmap(lambda q, s, v, *row: _board_rows(q, s, v, row, lam_k))(
-        players, delta * model.derivative(v_last), valid, *rows
+    others = jax.vmap(lambda q, e, s, v, *row: _board_rows(q, e, s, v, row, lam_k))(
+        players, delta, model.derivative(v_last), valid, *rows
     )
     others = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), others)
     if spec.kind == "td":
@@ -515,6 +520,8 @@ def _final_rows(model, spec, params, memory: Memory, state, features, d: _Decisi
             d.after_features[None],
             (-d.value * model.derivative(d.value))[None],
             jnp.asarray(spec.farl_terminal)[None],
+            (model.derivative(d.value) ** 2)[None],
+            jnp.zeros(1, jnp.int32),
         )
     else:
         extra = Hits(
@@ -523,6 +530,8 @@ def _final_rows(model, spec, params, memory: Memory, state, features, d: _Decisi
             features[None],
             ((reward[mover] - d.value) * model.derivative(d.value))[None],
             jnp.ones(1, bool),
+            (model.derivative(d.value) ** 2)[None],
+            jnp.zeros(1, jnp.int32),
         )
     return jax.tree.map(lambda a, b: jnp.concatenate([a, b]), others, extra)
 

@@ -261,6 +261,7 @@ def make_step(game: Game, model: ValueModel, spec: MinimaxQSpec):
             features=batch.features,
             signal=delta * model.derivative(q_sa),
             valid=jnp.broadcast_to(ready, (m,)),
+            gain=model.derivative(q_sa) ** 2,
         )
         params, scratch = model.update(params, carry.scratch, hits, alpha)
         updates = carry.updates + ready.astype(jnp.int32)
