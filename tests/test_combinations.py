@@ -79,10 +79,11 @@ def test_cnn_with_td_afterstates_learns_tictactoe():
                 "alpha": {"kind": "constant", "start": 0.001},
                 "epsilon": {"kind": "linear", "start": 0.3, "end": 0.05},
             },
-            "train": {"games": 10_000, "batch_size": 16},
+            "train": {"games": 20_000, "batch_size": 16},
             "eval": {"opponent": "perfect", "games": 200},
         },
     )
+    # Seeds 0-2 score -0.058, -0.062, -0.013 after 20k games; after 10k still -0.36 to -0.87.
     score = train(config, progress=False).history[-1]["score"]
     assert score >= -0.2, score
 
