@@ -106,22 +106,29 @@ def test_symmetric_copies_reading_one_entry_change_it_once():
     assert float(jnp.abs(new["w"]).sum() - jnp.abs(new["w"][-1])) == pytest.approx(0.8 / 8)
 
 
-@pytest.mark.parametrize("k", [1, 2, 5, 40])
-def test_hits_from_several_games_combine_like_sequential_updates(k):
-    """k games updating the same board toward the same target move it as k sequential
-    updates would: by (1 - (1 - r)^k) of the way instead of r (r = alpha * step share)."""
+def copies_of_one_board(k, signal, **fields):
+    """A whole-board tabular net and k update requests for one TicTacToe board."""
     net = ntuple.make_ntuple(
         TTT.board_spec, [list(range(9))], 1, symmetries=False, output="identity"
     )
     idx = ntuple.indices(net, TTT.board_spec.encode(play(TTT, [4])))
-    alpha, target = 0.3, 1.0
     hits = ntuple.Hits(
         jnp.zeros(k, jnp.int32),
         jnp.zeros(k, jnp.int32),
         jnp.broadcast_to(idx, (k, 1)),
-        jnp.full(k, target),
+        jnp.full(k, signal),
         jnp.ones(k, bool),
+        **fields,
     )
+    return net, idx, hits
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 40])
+def test_hits_from_several_games_combine_like_sequential_updates(k):
+    """k games updating the same board toward the same target move it as k sequential
+    updates would: by (1 - (1 - r)^k) of the way instead of r (r = alpha * step share)."""
+    alpha, target = 0.3, 1.0
+    net, idx, hits = copies_of_one_board(k, target)
     new, _ = ntuple.update(net, ntuple.init(net), hits, alpha, ntuple.init_counts(net))
     sequential = 0.0
     for _ in range(k):
@@ -138,19 +145,8 @@ def test_the_relative_step_of_copies_follows_their_gain(gain):
     """k copies with gain g (sigma'^2 of a tanh board) move their weight like k sequential
     updates whose relative step is alpha * g: nearly the sum of their steps when it is small,
     the mean when it is 1."""
-    net = ntuple.make_ntuple(
-        TTT.board_spec, [list(range(9))], 1, symmetries=False, output="identity"
-    )
-    idx = ntuple.indices(net, TTT.board_spec.encode(play(TTT, [4])))
     alpha, k = 2.0, 20
-    hits = ntuple.Hits(
-        jnp.zeros(k, jnp.int32),
-        jnp.zeros(k, jnp.int32),
-        jnp.broadcast_to(idx, (k, 1)),
-        jnp.ones(k),
-        jnp.ones(k, bool),
-        gain=jnp.full(k, gain),
-    )
+    net, idx, hits = copies_of_one_board(k, 1.0, gain=jnp.full(k, gain))
     new, _ = ntuple.update(net, ntuple.init(net), hits, alpha, ntuple.init_counts(net))
     r = min(alpha * gain, 1.0)
     expected = alpha * (1.0 - (1.0 - r) ** k) / r
