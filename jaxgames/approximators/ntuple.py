@@ -359,6 +359,12 @@ def tcl_factor(net: NTupleNet, acc: Array) -> Array:
 COMBINE = ("sequential", "weight", "mean")
 
 
+def _sequential_share(r: Array, n: Array) -> Array:
+    """(1 - (1 - r)^n) / (r n): what n sequential updates of relative step r achieve, per update."""
+    r = jnp.clip(r, 1e-6, 1.0 - 1e-7)
+    return -jnp.expm1(n * jnp.log1p(-r)) / (r * n)
+
+
 def update(
     net: NTupleNet,
     params: Params,
@@ -418,10 +424,8 @@ def update(
     step = rate * net.step_scale * signal
     if combine == "mean":
         step = step / jnp.maximum(hit_count, 1.0)
-    elif combine == "weight":  # (1 - (1 - r)^k) / (r k), r per weight
-        r = jnp.clip(rate, 1e-6, 1.0 - 1e-7)
-        k = jnp.maximum(hit_count, 1.0)
-        step = step * -jnp.expm1(k * jnp.log1p(-r)) / (r * k)
+    elif combine == "weight":  # r per weight
+        step = step * _sequential_share(rate, jnp.maximum(hit_count, 1.0))
     else:
         gain = jnp.ones(m) if hits.gain is None else hits.gain
         gain = jnp.where(hits.valid, gain, 0.0)
@@ -429,8 +433,7 @@ def update(
         copies = jnp.sum(jnp.where(counted, hit_count.reshape(m, -1), 0.0), axis=-1)
         copies = jnp.maximum(copies / jnp.maximum(read, 1), 1.0)
         share = jnp.sum(jnp.where(keep, rate.reshape(m, -1), 0.0), axis=-1) * net.step_scale
-        r = jnp.clip(share * gain, 1e-6, 1.0 - 1e-7)
-        scale = -jnp.expm1(copies * jnp.log1p(-r)) / (r * copies)  # (1 - (1 - r)^n) / (r n)
+        scale = _sequential_share(share * gain, copies)  # r per board
         step = (step.reshape(m, -1) * scale[leader][:, None]).reshape(-1)
     new["w"] = params["w"].at[flat].add(step, mode=inbounds)
     # min(hits, inc) = inc, written through the gather so that the reset runs in place too.
