@@ -110,6 +110,7 @@ def test_a_locked_board_ends_the_game_and_a_no_op_move_is_illegal():
     assert int(np.asarray(moved.board)[0, 3]) == 1 and float(moved.rewards[0]) == 0.0
 
 
+@pytest.mark.optimized
 def test_td_on_afterstates_learns_2048():
     """300 training games lift the mean score far above random play's (measured here too)."""
     from jaxgames.evaluation import arena
@@ -148,6 +149,7 @@ def test_arena_reports_each_games_score_and_final_board():
     assert not np.asarray(finished).any(), "every game ends with no move left"
 
 
+@pytest.mark.slow  # 45-65 s: compiles 2048's training and evaluation
 def test_eval_command_reports_scores_and_highest_tiles(tmp_path, capsys):
     import dataclasses
     import json

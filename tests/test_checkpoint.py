@@ -36,7 +36,10 @@ def small_config(games=3000, preset="tictactoe-td-farl", every=1000, **train_fie
 @pytest.mark.parametrize(
     ("preset", "games"),
     # the DQN carry adds a replay buffer, a target network and Adam's state
-    [("tictactoe-td-farl", 3000), ("tictactoe-cnn-dqn", 300)],
+    [
+        ("tictactoe-td-farl", 3000),
+        pytest.param("tictactoe-cnn-dqn", 300, marks=pytest.mark.slow),  # 40-60 s to compile
+    ],
 )
 def test_stopped_and_resumed_run_is_bit_identical(tmp_path, preset, games):
     config = small_config(games, preset, every=games // 3, checkpoint_every=games // 6)

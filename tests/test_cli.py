@@ -235,6 +235,7 @@ def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
 
 
 @pytest.mark.skipif(os.name != "posix", reason="signals")
+@pytest.mark.slow  # 50-80 s; Ctrl-C's test and tests/test_checkpoint.py cover resuming
 def test_after_sigkill_the_run_resumes_from_the_last_checkpoint(tmp_path):
     run = tmp_path / "run"
     proc = _start_training(run, games="24000")

@@ -68,6 +68,7 @@ def test_every_approximator_trains_with_every_learning_target(approximator, algo
     assert scores.shape == (9,) and bool(jnp.all(jnp.isfinite(scores)))
 
 
+@pytest.mark.optimized
 def test_cnn_with_td_afterstates_learns_tictactoe():
     config = from_dict(
         Config,
@@ -88,6 +89,7 @@ def test_cnn_with_td_afterstates_learns_tictactoe():
     assert score >= -0.2, score
 
 
+@pytest.mark.optimized
 def test_linear_q_learning_beats_random_at_connect_four():
     result = run("connect4-linear-q", train__games=5_000, eval__games=200)
     assert result["win_rate"] >= 0.9, result

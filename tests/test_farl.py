@@ -7,6 +7,7 @@ target and delta below can be written down by hand.
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -17,6 +18,7 @@ import jaxgames
 from jaxgames.approximators import ValueModel
 from jaxgames.learning import farl
 from jaxgames.learning.schedules import Schedule
+from tests.helpers import sample_games
 
 # values[player, board, action]
 TABLE = jnp.array(
@@ -237,33 +239,31 @@ def test_legal_moves_alone_are_valued_like_every_move_in_several_passes():
     learner = _othello_learner()
     game, model, spec = learner.game, learner.model, learner.spec
     assert farl.compact_slots(game, model, spec) > 0
-    carry = learner.init(jax.random.key(0))
-    for _ in range(3):  # mid-game positions, some with many moves
-        carry, _ = learner.chunk(carry)
-    w = jax.random.uniform(jax.random.key(1), carry.params["w"].shape, minval=-0.2, maxval=0.2)
-    params = {**carry.params, "w": w}
-    states = carry.states
+    # mid-game positions, some with many moves (the conformance suite's compiled driver)
+    _, games = sample_games(game, jax.random.key(0))
+    states = jax.tree.map(lambda x: x[:, 16], games)
+    features = jax.vmap(model.features)(states)
+    params = learner.init(jax.random.key(0)).params
+    w = jax.random.uniform(jax.random.key(1), params["w"].shape, minval=-0.2, maxval=0.2)
+    params = {**params, "w": w}
     legal = np.asarray(states.legal_action_mask)
     assert legal.sum(-1).max() > 1
-    every = jax.vmap(farl.action_scores, in_axes=(None, None, None, None, 0, 0))
-    scores, values, after, _ = every(game, model, spec, params, states, carry.features)
-    for slots in (1, 16):
-        got = farl.legal_action_scores(game, model, spec, params, states, slots)
-        np.testing.assert_allclose(
-            np.asarray(got.scores)[legal], np.asarray(scores)[legal], atol=1e-6
-        )
-        np.testing.assert_allclose(
-            np.asarray(got.values)[legal], np.asarray(values)[legal], atol=1e-6
-        )
-        np.testing.assert_array_equal(
-            np.asarray(got.rewards)[legal], np.asarray(after.rewards)[legal]
-        )
-        np.testing.assert_array_equal(
-            np.asarray(got.terminated)[legal], np.asarray(after.terminated)[legal]
-        )
-        assert not np.asarray(got.scores)[~legal].any(), "illegal moves stay unvalued"
+    every = jax.jit(
+        jax.vmap(functools.partial(farl.action_scores, game, model, spec), (None, 0, 0))
+    )
+    scores, values, after, _ = every(params, states, features)
+    # 1 slot per game: several passes per batch (training's 16 slots take one pass here)
+    got = farl.legal_action_scores(game, model, spec, params, states, 1)
+    np.testing.assert_allclose(np.asarray(got.scores)[legal], np.asarray(scores)[legal], atol=1e-6)
+    np.testing.assert_allclose(np.asarray(got.values)[legal], np.asarray(values)[legal], atol=1e-6)
+    np.testing.assert_array_equal(np.asarray(got.rewards)[legal], np.asarray(after.rewards)[legal])
+    np.testing.assert_array_equal(
+        np.asarray(got.terminated)[legal], np.asarray(after.terminated)[legal]
+    )
+    assert not np.asarray(got.scores)[~legal].any(), "illegal moves stay unvalued"
 
 
+@pytest.mark.slow  # two Othello training programs to compile: 70-100 s
 def test_training_on_legal_moves_alone_learns_the_same_weights(monkeypatch):
     """A few hundred Othello self-play games train to the same weights whether each step
     values the legal moves alone or every move."""

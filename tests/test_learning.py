@@ -39,6 +39,7 @@ def run(preset: str, **overrides) -> dict:
     return train(config, progress=False).history[-1]
 
 
+@pytest.mark.optimized
 def test_tictactoe_td_farl_reaches_perfect_play_and_no_farl_does_not():
     farl = [run("tictactoe-td-farl", train__batch_size=8, train__seed=s)["score"] for s in (0, 1)]
     assert np.mean(farl) >= -0.015, farl
@@ -46,6 +47,7 @@ def test_tictactoe_td_farl_reaches_perfect_play_and_no_farl_does_not():
     assert nofarl <= -0.3, nofarl
 
 
+@pytest.mark.optimized
 @pytest.mark.parametrize(
     ("preset", "games"),
     # Q-learning's max-target converges more slowly at B=8: at 10k games some seeds still
@@ -57,15 +59,18 @@ def test_tictactoe_sarsa_and_q_farl_learn(preset, games):
     assert score >= -0.05, score
 
 
+@pytest.mark.optimized
 def test_nim_td_farl_plays_perfectly():
     assert run("nim-td-farl")["score"] >= -0.01
 
 
+@pytest.mark.optimized
 def test_nim3p_td_farl_scores_near_the_ideal_against_two_perfect_players():
     result = run("nim3p-td-farl", train__games=150_000, eval__games=100)
     assert result["score"] >= 0.325, result["by_seat"]
 
 
+@pytest.mark.optimized
 def test_train_script_writes_a_run_folder(tmp_path):
     import subprocess
     import sys

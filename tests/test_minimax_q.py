@@ -103,11 +103,14 @@ def test_rejects_games_it_cannot_learn():
         minimax_q.MinimaxQSpec(replay_size=10, replay_batch=64, alpha=Schedule())
 
 
+@pytest.mark.optimized
 def test_tabular_q_never_loses_to_the_perfect_player():
     result = run("tictactoe-tabular-q")
     assert result["losses"] == 0, result
 
 
+@pytest.mark.slow  # 40-50 s; the CNN learning check of the default run is CNN-TD's
+@pytest.mark.optimized
 def test_cnn_dqn_learns_tictactoe():
     result = run("tictactoe-cnn-dqn", train__games=10_000)
     assert result["score"] >= -0.25, result

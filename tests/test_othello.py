@@ -124,7 +124,10 @@ def test_heur_weights_are_symmetric_and_prefer_corners():
     assert np.argmax(scores) == 0  # the corner, flipping (0, 1) or (1, 1)
 
 
-@pytest.mark.parametrize("name", ["heur", "bench"])
+@pytest.mark.parametrize(
+    "name",
+    ["heur", pytest.param("bench", marks=pytest.mark.slow)],  # 40-60 s each to compile
+)
 def test_positional_players_beat_random(name):
     result = arena(GAME, make_opponent(name, GAME), random_policy, 50, jax.random.key(0))
     assert result.overall.score > 0.5, result.overall
