@@ -99,8 +99,9 @@ def batch_table(
             wins.append(final["win_rate"])
             seconds.append(final["train_seconds"])
             played.append(final["train_games"])
+        games_played, train_s = int(np.mean(played)), np.mean(seconds)
         print(
-            f"{combine:>11}{b:>6}{int(np.mean(played)):>11,}{np.mean(seconds):>10.1f}{np.mean(scores):>+9.3f}"
+            f"{combine:>11}{b:>6}{games_played:>11,}{train_s:>10.1f}{np.mean(scores):>+9.3f}"
             f"{np.mean(wins):>10.3f}   {[round(s, 3) for s in scores]}",
             flush=True,
         )

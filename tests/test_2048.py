@@ -110,6 +110,7 @@ def test_a_locked_board_ends_the_game_and_a_no_op_move_is_illegal():
     assert int(np.asarray(moved.board)[0, 3]) == 1 and float(moved.rewards[0]) == 0.0
 
 
+@pytest.mark.slow  # 45-60 s to compile 2048's training; docs/results.md has the full run
 @pytest.mark.optimized
 def test_td_on_afterstates_learns_2048():
     """300 training games lift the mean score far above random play's (measured here too)."""

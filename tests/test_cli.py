@@ -13,6 +13,9 @@ import pytest
 
 from jaxgames import checkpoint, cli
 
+# one worker runs this module, so that its module-scoped trained run is trained once
+pytestmark = pytest.mark.xdist_group("cli")
+
 SMALL = [
     "--train.games",
     "1500",

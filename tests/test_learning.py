@@ -70,7 +70,6 @@ def test_nim3p_td_farl_scores_near_the_ideal_against_two_perfect_players():
     assert result["score"] >= 0.325, result["by_seat"]
 
 
-@pytest.mark.optimized
 def test_train_script_writes_a_run_folder(tmp_path):
     import subprocess
     import sys
