@@ -225,6 +225,7 @@ def _wait_for_checkpoint(run, proc, timeout=120):
 
 
 @pytest.mark.skipif(os.name != "posix", reason="signals")
+@pytest.mark.slow  # 20-40 s; tests/test_checkpoint.py sends the same SIGINT in-process
 def test_ctrl_c_saves_a_checkpoint_and_exits_cleanly(tmp_path):
     run = tmp_path / "run"
     proc = _start_training(run)
@@ -251,6 +252,7 @@ def test_after_sigkill_the_run_resumes_from_the_last_checkpoint(tmp_path):
     assert checkpoint.latest_step(run) >= 24_000 > step
 
 
+@pytest.mark.slow  # 20 s; tests/test_evaluation.py checks the same report in-process
 def test_eval_lists_the_agents_mistakes(trained):
     """Against the perfect TicTacToe player every mistake loses the game, so the games with a
     mistake are the lost ones."""

@@ -17,8 +17,9 @@ from tests.helpers import play, random_games
     ("name", "options", "moves", "sims"),
     [
         ("tictactoe", {}, 2, 60),
-        ("hex", {"size": 3}, 1, 50),
-        ("connect_four", {"rows": 4, "cols": 5}, 3, 40),
+        # two more two-player games: 10-20 s each to compile, in the slow run
+        pytest.param("hex", {"size": 3}, 1, 50, marks=pytest.mark.slow),
+        pytest.param("connect_four", {"rows": 4, "cols": 5}, 3, 40, marks=pytest.mark.slow),
         ("2048", {}, 5, 30),  # one player, chance in the model's steps
     ],
 )

@@ -126,8 +126,9 @@ def test_heur_weights_are_symmetric_and_prefer_corners():
 
 @pytest.mark.parametrize(
     "name",
-    ["heur", pytest.param("bench", marks=pytest.mark.slow)],  # 40-60 s each to compile
+    ["heur", "bench"],
 )
+@pytest.mark.slow  # 20-60 s each to compile; their move scores are checked above
 def test_positional_players_beat_random(name):
     result = arena(GAME, make_opponent(name, GAME), random_policy, 50, jax.random.key(0))
     assert result.overall.score > 0.5, result.overall
