@@ -67,10 +67,11 @@ def test_random_play_unbatched_equals_jit_vmap(variant):
     equals the same game inside jit(vmap(scan))."""
     game = make(variant)
     length = max_game_length(game) + 2
-    step = jit_step(game) if length > 40 else game.step
+    long_game = length > 40
+    step = jit_step(game) if long_game else game.step
     actions, states = sample_games(game, jax.random.key(1))
     game_keys = jax.random.split(jax.random.key(1), actions.shape[0])
-    for g in range(3 if length <= 40 else 2):  # long games: two, each move compared
+    for g in range(2 if long_game else 3):  # long games: two, each move compared
         # the keys `random_games` used, so that chance (2048's tiles) is replayed too
         init_key, scan_key = jax.random.split(game_keys[g])
         step_keys = jax.random.split(scan_key, length)

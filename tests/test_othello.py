@@ -124,10 +124,7 @@ def test_heur_weights_are_symmetric_and_prefer_corners():
     assert np.argmax(scores) == 0  # the corner, flipping (0, 1) or (1, 1)
 
 
-@pytest.mark.parametrize(
-    "name",
-    ["heur", "bench"],
-)
+@pytest.mark.parametrize("name", ["heur", "bench"])
 @pytest.mark.slow  # 20-60 s each to compile; their move scores are checked above
 def test_positional_players_beat_random(name):
     result = arena(GAME, make_opponent(name, GAME), random_policy, 50, jax.random.key(0))
