@@ -7,11 +7,12 @@ from jaxgames.registry import available_games, make
 __version__ = "0.1.0"
 
 
-def load(path):
-    """Loads a trained agent from a run folder or checkpoint (see `jaxgames.agent.load`)."""
+def load(path, weights="average"):
+    """Loads a trained agent from a run folder or checkpoint (see `jaxgames.agent.load`);
+    `weights="last"` for the latest parameters of a run that averaged them."""
     from jaxgames.agent import load as _load
 
-    return _load(path)
+    return _load(path, weights)
 
 
 __all__ = [

@@ -33,9 +33,11 @@ class Agent:
     Attributes:
         config: the resolved config it was trained with.
         game: the game.
-        params: its parameters (a pytree of arrays).
+        params: its parameters (a pytree of arrays): the mean of `average_count` samples
+            when the run averaged them (train.average_from), else the latest.
         meta: the checkpoint's metadata (games, moves, wall time, versions).
         path: the checkpoint folder.
+        average_count: samples in the averaged parameters (0: the latest parameters).
     """
 
     config: Config
@@ -44,6 +46,7 @@ class Agent:
     meta: dict
     path: pathlib.Path
     learner: Learner = dataclasses.field(repr=False)
+    average_count: int = 0
 
     def policy(self, state: State, key: jax.Array) -> jax.Array:
         """The greedy move for one state (unbatched, jittable)."""
@@ -70,25 +73,31 @@ class Agent:
         return np.where(np.asarray(state.legal_action_mask), np.asarray(scores), np.nan)
 
 
-def load(path: str | pathlib.Path) -> Agent:
+WEIGHTS = ("average", "last")
+
+
+def load(path: str | pathlib.Path, weights: str = "average") -> Agent:
     """Loads the agent of a run folder (its newest checkpoint) or of one checkpoint folder.
+
+    Args:
+        path: a run folder or one checkpoint folder.
+        weights: "average": the averaged parameters when the run kept them
+            (train.average_from), else the latest; "last": always the latest.
 
     Raises:
         CheckpointError: missing, corrupt or non-finite checkpoint, with what to do.
+        ValueError: `weights` is neither "average" nor "last".
     """
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights={weights!r}: expected one of {WEIGHTS}")
     config, meta, run_dir, step = checkpoint.read_meta(path)
     learner = make_learner(config)
-    carry, meta = checkpoint.restore(
-        run_dir / checkpoint.CHECKPOINTS / str(step),
-        learner.init(jax.random.key(0)),
-        params_only=True,
-    )
-    checkpoint.check_finite(carry.params, f"checkpoint {run_dir}/{checkpoint.CHECKPOINTS}/{step}")
-    return Agent(
-        config,
-        learner.game,
-        carry.params,
-        meta,
-        run_dir / checkpoint.CHECKPOINTS / str(step),
-        learner,
-    )
+    where = run_dir / checkpoint.CHECKPOINTS / str(step)
+    template = learner.init(jax.random.key(0))
+    averaged = checkpoint.restore_average(where, template.params) if weights == "average" else None
+    if averaged is None:
+        params, count = checkpoint.restore(where, template, params_only=True)[0].params, 0
+    else:
+        params, count = averaged
+    checkpoint.check_finite(params, f"checkpoint {where}")
+    return Agent(config, learner.game, params, meta, where, learner, count)

@@ -32,6 +32,7 @@ import numpy as np
 from jaxgames.config import Config, from_dict, to_dict
 
 CHECKPOINTS = "checkpoints"
+AVERAGE = ".average"  # key prefix of the averaged parameters (train.average_from)
 
 
 class CheckpointError(ValueError):
@@ -80,11 +81,17 @@ def tree_to_carry(flat: dict[str, Any], template):
     )
 
 
-def _abstract(template) -> dict[str, Any]:
+def average_to_tree(params) -> dict[str, Any]:
+    """Averaged parameters as a flat {path: array} dict, their paths prefixed by AVERAGE."""
     return {
-        k: jax.ShapeDtypeStruct(np.shape(v), jnp.asarray(v).dtype)
-        for k, v in carry_to_tree(template).items()
+        AVERAGE + jax.tree_util.keystr(path): leaf
+        for path, leaf in jax.tree_util.tree_leaves_with_path(params)
+        if np.size(leaf)
     }
+
+
+def _abstract(tree: dict[str, Any]) -> dict[str, Any]:
+    return {k: jax.ShapeDtypeStruct(np.shape(v), jnp.asarray(v).dtype) for k, v in tree.items()}
 
 
 def _manager(directory: pathlib.Path, keep: int = 3, create: bool = True):
@@ -98,8 +105,17 @@ def _manager(directory: pathlib.Path, keep: int = 3, create: bool = True):
     return ocp.CheckpointManager(directory, options=options, item_names=("state", "meta"))
 
 
-def save(run_dir: str | pathlib.Path, carry, config: Config, meta: dict, keep: int = 3) -> int:
-    """Saves `carry` as checkpoint `games` of the run folder; returns that step.
+def save(
+    run_dir: str | pathlib.Path,
+    carry,
+    config: Config,
+    meta: dict,
+    keep: int = 3,
+    average: Any = None,
+) -> int:
+    """Saves `carry` (and the averaged parameters `average`, if any: their sample count
+    belongs in `meta["average_count"]`) as checkpoint `games` of the run folder; returns
+    that step.
 
     Raises:
         CheckpointError: the checkpoint could not be written (e.g. the disk is full); the
@@ -108,6 +124,9 @@ def save(run_dir: str | pathlib.Path, carry, config: Config, meta: dict, keep: i
     ocp = _ocp()
     directory = pathlib.Path(run_dir).resolve() / CHECKPOINTS
     step = int(carry.games)
+    state = carry_to_tree(carry)
+    if average is not None:
+        state.update(average_to_tree(average))
     info = {
         **meta,
         "config": to_dict(config),
@@ -123,7 +142,7 @@ def save(run_dir: str | pathlib.Path, carry, config: Config, meta: dict, keep: i
             manager.save(
                 step,
                 args=ocp.args.Composite(
-                    state=ocp.args.StandardSave(carry_to_tree(carry)),
+                    state=ocp.args.StandardSave(state),
                     meta=ocp.args.JsonSave(info),
                 ),
             )
@@ -225,11 +244,40 @@ def restore(path: str | pathlib.Path, template, params_only: bool = False) -> tu
         CheckpointError: missing, corrupt, or saved by a run of another shape (game, tuples,
             batch size), with what differs.
     """
-    ocp = _ocp()
     _, meta, run_dir, step = read_meta(path)
-    abstract = _abstract(template)
+    abstract = _abstract(carry_to_tree(template))
     if params_only:
         abstract = {k: v for k, v in abstract.items() if k.startswith(".params")}
+    # a checkpoint with averaged parameters holds more than the carry: read only the carry
+    partial = params_only or bool(meta.get("average_count"))
+    state = _restore_state(run_dir, step, abstract, partial)
+    return tree_to_carry(state, template), meta
+
+
+def restore_average(path: str | pathlib.Path, params_template) -> tuple[Any, int] | None:
+    """(averaged parameters, their sample count) of a checkpoint, in the shapes of
+    `params_template`; None when it holds no average (saved without train.average_from,
+    or before averaging began).
+
+    Raises:
+        CheckpointError: missing or corrupt.
+    """
+    _, meta, run_dir, step = read_meta(path)
+    count = int(meta.get("average_count", 0))
+    if not count:
+        return None
+    state = _restore_state(run_dir, step, _abstract(average_to_tree(params_template)), True)
+    paths, structure = jax.tree_util.tree_flatten_with_path(params_template)
+    leaves = [state.get(AVERAGE + jax.tree_util.keystr(p), leaf) for p, leaf in paths]
+    return jax.tree_util.tree_unflatten(structure, leaves), count
+
+
+def _restore_state(
+    run_dir: pathlib.Path, step: int, abstract: dict[str, Any], partial: bool
+) -> dict[str, Any]:
+    """The arrays named in `abstract` of checkpoint `step` (all of them unless `partial`)."""
+    ocp = _ocp()
+    if partial:
         state_args = ocp.args.PyTreeRestore(
             item=abstract,
             restore_args=ocp.checkpoint_utils.construct_restore_args(abstract),
@@ -247,8 +295,7 @@ def restore(path: str | pathlib.Path, template, params_only: bool = False) -> tu
             f"checkpoint {run_dir / CHECKPOINTS / str(step)} could not be restored: "
             f"{type(e).__name__}: {str(e).splitlines()[0][:300]}" + _fallback_hint(run_dir, step)
         ) from None
-    state = {k: jnp.asarray(v) for k, v in restored.state.items()}  # partial restores give NumPy
-    return tree_to_carry(state, template), meta
+    return {k: jnp.asarray(v) for k, v in restored.state.items()}  # partial restores give NumPy
 
 
 def check_compatible(config: Config, saved: Config) -> None:

@@ -131,6 +131,13 @@ def cmd_eval(argv: list[str]) -> int:
         "a perfect player: TicTacToe, Nim, Nim3P, Connect Four), this many positions, the "
         "most frequent first",
     )
+    parser.add_argument(
+        "--weights",
+        choices=["average", "last"],
+        default="average",
+        help="play with the averaged parameters of a run that kept them (train.average_from; "
+        "the default) or with the latest ones",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--json",
@@ -170,7 +177,7 @@ def _evaluate(path: pathlib.Path, args, opponents: dict) -> dict:
     from jaxgames.evaluation import arena, mistakes, opening_moves
     from jaxgames.opponents import epsilon_greedy
 
-    agent = load(path)
+    agent = load(path, weights=args.weights)
     game_key = (agent.game.name, repr(agent.game.options))
     if game_key not in opponents:
         opponents[game_key] = _opponent(args.opponent, agent.game)
@@ -196,14 +203,15 @@ def _evaluate(path: pathlib.Path, args, opponents: dict) -> dict:
         "epsilon": args.epsilon,
         "checkpoint": str(agent.path),
         "train_games": agent.meta.get("games"),
+        "average_count": agent.average_count,
     }
     if report is not None:
         record["mistakes"] = report.to_dict(top=args.mistakes)
     if args.json:
         return record
     print(
-        f"{agent.game!r}, checkpoint {agent.path} ({record['train_games']:,} games) "
-        f"against {args.opponent}: {_result_line(record)}"
+        f"{agent.game!r}, checkpoint {agent.path} ({record['train_games']:,} games"
+        f"{_weights_note(agent)}) against {args.opponent}: {_result_line(record)}"
     )
     for seat, r in result.by_seat.items():
         print(f"  as player {seat}: {r}")
@@ -220,6 +228,11 @@ def _evaluate(path: pathlib.Path, args, opponents: dict) -> dict:
     if report is not None:
         _print_mistakes(report, args.mistakes)
     return record
+
+
+def _weights_note(agent) -> str:
+    n = agent.average_count
+    return f", mean of {n} parameter sample{'s' * (n != 1)}" if n else ""
 
 
 def _summary(records: list[dict]) -> dict:

@@ -119,6 +119,14 @@ class TrainConfig:
     log_every: write a metrics record every this many games (0 = about 100 per run).
     tensorboard: also write the records as TensorBoard scalars to RUN/tensorboard (needs the
         `tensorboard` extra: pip install "jaxgames[tensorboard]").
+    average_from: from this many games on, also keep the mean of the parameters, sampled
+        every `average_every` games (tail or Polyak-Ruppert averaging: it steadies the
+        agent that a constant step size leaves jittering); evaluations, the checkpoints'
+        agent and `jaxgames eval` play with the mean, training goes on with the latest
+        parameters. None = off (the agent is the latest parameters, as in GBG); a start at or
+        past train.games averages nothing (a shortened run of a preset that averages).
+    average_every: games between samples of the mean, taken at chunk ends (0 = automatic:
+        about 100 samples, at most one per chunk).
     """
 
     games: int = 10_000
@@ -129,6 +137,8 @@ class TrainConfig:
     keep_checkpoints: int = 3
     log_every: int = 0
     tensorboard: bool = False
+    average_from: int | None = None
+    average_every: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -179,6 +189,13 @@ def check_config(config: Config) -> None:
         problems.append("train.checkpoint_every and train.log_every must be >= 0")
     if t.keep_checkpoints < 1:
         problems.append(f"train.keep_checkpoints={t.keep_checkpoints}: expected >= 1")
+    if t.average_from is not None and t.average_from < 0:
+        problems.append(
+            f"train.average_from={t.average_from}: expected a game count >= 0, or null for no "
+            "averaging"
+        )
+    if t.average_every < 0:
+        problems.append(f"train.average_every={t.average_every}: expected >= 0 (0 = automatic)")
     if not 0.0 <= a.gamma <= 1.0:
         problems.append(f"algorithm.gamma={a.gamma}: expected in [0, 1]")
     if not 0.0 <= a.lam < 1.0:

@@ -9,6 +9,7 @@ chunks, and between them reports progress, evaluates and hands the carry to call
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import pathlib
 import signal
@@ -18,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
@@ -192,7 +194,8 @@ def make_learner(config: Config) -> Learner:
 
 @dataclasses.dataclass
 class TrainResult:
-    """What `train` returns: final carry (params inside), evaluation history, timings."""
+    """What `train` returns: final carry (params inside), evaluation history, timings, and
+    the averaged parameters (train.average_from; None without)."""
 
     learner: Learner
     carry: farl.Carry
@@ -200,10 +203,43 @@ class TrainResult:
     wall_time: float
     compile_time: float
     interrupted: bool = False
+    average: Any = None
+    average_count: int = 0
 
     @property
     def params(self) -> Any:
+        """The latest parameters (those that training goes on with)."""
         return self.carry.params
+
+    @property
+    def agent_params(self) -> Any:
+        """The parameters the agent plays with: the average when there is one."""
+        return self.params if self.average is None else self.average
+
+
+def _average_every(config: Config) -> int:
+    t = config.train
+    return t.average_every or max(1, (t.games - t.average_from) // 100)
+
+
+def _next_sample(config: Config, games: int) -> int:
+    """The first game count after `games` at which the mean takes a sample (the samples are
+    at average_from + k * average_every, taken at the first chunk end at or past each)."""
+    start, every = config.train.average_from, _average_every(config)
+    return start if games < start else start + ((games - start) // every + 1) * every
+
+
+@functools.partial(jax.jit, donate_argnums=0)
+def _accumulate(average: Any, params: Any, count: jax.Array) -> Any:
+    """The running mean with one more sample (`count` samples in all); leaves that are not
+    floating point (step counters) take the latest value."""
+
+    def one(a, p):
+        if not jnp.issubdtype(p.dtype, jnp.inexact):
+            return p
+        return a + (p - a) / count.astype(a.dtype)
+
+    return jax.tree.map(one, average, params)
 
 
 class TrainingError(RuntimeError):
@@ -281,6 +317,7 @@ def train(
     run_key, eval_key = jax.random.split(jax.random.key(config.train.seed))
     carry = learner.init(run_key)
     history: list[dict] = []
+    average, average_count = None, 0
     elapsed0 = 0.0
     metrics_file = tensorboard = None
     if run_dir is not None:
@@ -290,6 +327,9 @@ def train(
             checkpoint.check_compatible(config, saved)
             carry, meta = checkpoint.restore(run_dir, carry)
             elapsed0 = float(meta.get("train_seconds", 0.0))
+            saved_average = checkpoint.restore_average(run_dir, carry.params)
+            if saved_average is not None and config.train.average_from is not None:
+                average, average_count = saved_average
         elif checkpoint.latest_step(run_dir) is not None:
             raise checkpoint.CheckpointError(
                 f"{run_dir} already holds a run; pass --resume to continue it, or choose "
@@ -309,6 +349,8 @@ def train(
     next_log = (games // _log_every(config) + 1) * _log_every(config)
     ckpt_every = config.train.checkpoint_every
     next_ckpt = (games // ckpt_every + 1) * ckpt_every if ckpt_every else None
+    averaging = config.train.average_from is not None
+    next_average = _next_sample(config, games) if averaging else None
 
     def new_window() -> dict:
         """Totals since the last metrics record."""
@@ -334,13 +376,15 @@ def train(
 
     def evaluate(games: int) -> dict:
         checkpoint.check_finite(carry.params, f"after {games:,} games")
-        result = learner.evaluate(carry.params, jax.random.fold_in(eval_key, games))
+        agent_params = carry.params if average is None else average
+        result = learner.evaluate(agent_params, jax.random.fold_in(eval_key, games))
         entry = {
             "kind": "eval",
             "train_games": games,
             "train_moves": int(carry.moves),
             "train_seconds": round(train_time, 3),
             "opponent": config.eval.opponent,
+            "average_count": average_count,  # 0: the latest parameters played
             **result.to_dict(),
         }
         history.append(entry)
@@ -355,8 +399,9 @@ def train(
                 run_dir,
                 carry,
                 config,
-                {"train_seconds": round(train_time, 3)},
+                {"train_seconds": round(train_time, 3), "average_count": average_count},
                 keep=config.train.keep_checkpoints,
+                average=average,
             )
 
     start = time.perf_counter()
@@ -370,6 +415,14 @@ def train(
                 tick = time.perf_counter()
                 carry, metrics = chunk(carry)
                 games = int(carry.games)
+                if averaging and games >= next_average:
+                    average_count += 1
+                    average = _accumulate(
+                        jax.tree.map(jnp.copy, carry.params) if average is None else average,
+                        carry.params,
+                        jnp.float32(average_count),
+                    )
+                    next_average = _next_sample(config, games)
                 train_time += time.perf_counter() - tick
                 window["delta"] += float(metrics.abs_delta_sum)
                 window["updates"] += int(metrics.updates)
@@ -429,5 +482,12 @@ def train(
     if tensorboard is not None:
         tensorboard.close()
     return TrainResult(
-        learner, carry, history, time.perf_counter() - start + elapsed0, compile_time, interrupted
+        learner,
+        carry,
+        history,
+        time.perf_counter() - start + elapsed0,
+        compile_time,
+        interrupted,
+        average,
+        average_count,
     )

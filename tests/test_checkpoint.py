@@ -42,7 +42,10 @@ def small_config(games=3000, preset="tictactoe-td-farl", every=1000, **train_fie
     ],
 )
 def test_stopped_and_resumed_run_is_bit_identical(tmp_path, preset, games):
-    config = small_config(games, preset, every=games // 3, checkpoint_every=games // 6)
+    # parameter averaging from a third on: the stop falls inside the averaged stretch
+    config = small_config(
+        games, preset, every=games // 3, checkpoint_every=games // 6, average_from=games // 3
+    )
     whole = train(config, run_dir=tmp_path / "whole", progress=False)
 
     def interrupt(entry):
@@ -61,10 +64,46 @@ def test_stopped_and_resumed_run_is_bit_identical(tmp_path, preset, games):
     )
     for a, b in leaves:
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    assert resumed.average_count == whole.average_count > 1
+    for a, b in zip(jax.tree.leaves(resumed.average), jax.tree.leaves(whole.average), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
     np.testing.assert_array_equal(
         np.asarray(resumed.carry.states.board), np.asarray(whole.carry.states.board)
     )
     assert resumed.history[-1]["score"] == whole.history[-1]["score"]
+
+
+def test_the_average_is_the_mean_of_the_sampled_parameters_and_the_agent_plays_it(tmp_path):
+    """train.average_from: the mean of the parameters at every chunk end from there on (here
+    begun on resuming a run saved without it); the loaded agent plays the mean unless asked
+    for the latest parameters."""
+    from jaxgames.training import make_learner
+
+    run = tmp_path / "run"
+    first = train(small_config(games=600, every=0), run_dir=run, progress=False)
+    assert first.average is None and first.agent_params is first.params
+    config = small_config(games=1200, every=0, average_from=600, average_every=1)
+    resumed = train(config, run_dir=run, progress=False, resume=True)
+    chunk, carry, samples = make_learner(config).chunk, first.carry, []
+    while int(carry.games) < 1200:
+        carry, _ = chunk(carry)
+        samples.append(np.asarray(carry.params["w"]))
+    assert resumed.average_count == len(samples) > 2
+    np.testing.assert_allclose(
+        np.asarray(resumed.average["w"]), np.mean(samples, axis=0), rtol=1e-5, atol=1e-6
+    )
+    np.testing.assert_array_equal(np.asarray(resumed.params["w"]), samples[-1])
+    assert resumed.history[-1]["average_count"] == len(samples)
+    agent = jaxgames.load(run)
+    assert agent.average_count == len(samples)
+    np.testing.assert_array_equal(np.asarray(agent.params["w"]), np.asarray(resumed.average["w"]))
+    last = jaxgames.load(run, weights="last")
+    assert last.average_count == 0
+    np.testing.assert_array_equal(np.asarray(last.params["w"]), samples[-1])
+    with pytest.raises(ValueError, match=r"'newest'.*expected one of"):
+        jaxgames.load(run, weights="newest")
+    with pytest.raises(ValueError, match=r"average_from=-1: expected a game count >= 0"):
+        small_config(average_from=-1)
 
 
 def test_run_folder_contents_and_rotation(tmp_path):

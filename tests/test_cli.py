@@ -40,20 +40,24 @@ def jaxgames(*args, **kwargs) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     run = tmp_path_factory.mktemp("cli") / "ttt"
-    done = jaxgames("train", "tictactoe-td-farl", "--run-dir", str(run), *SMALL)
+    averaged = ["--train.average-from", "1000"]  # the agent: the mean over the last third
+    done = jaxgames("train", "tictactoe-td-farl", "--run-dir", str(run), *SMALL, *averaged)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "trained" in done.stdout and "evaluation against perfect" in done.stdout
     return run
 
 
 def test_eval_json_has_the_documented_fields(trained):
-    done = jaxgames(
-        "eval", str(trained), "--opponent", "random", "--games", "30", "--seats", "first", "--json"
-    )
+    common = ["eval", str(trained), "--opponent", "random", "--games", "30", "--seats", "first"]
+    done = jaxgames(*common, "--json")
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
     assert {"games", "wins", "draws", "losses", "score", "win_rate", "ci95"} <= set(record)
     assert record["games"] == 30 and set(record["by_seat"]) == {"0"}
+    assert record["average_count"] > 1  # the averaged parameters play by default
+    done = jaxgames(*common, "--weights", "last")
+    assert done.returncode == 0, done.stderr
+    assert "games) against random" in done.stdout and "mean of" not in done.stdout
 
 
 def test_eval_of_several_checkpoints_summarises_them(trained):
