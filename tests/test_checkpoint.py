@@ -37,7 +37,7 @@ def small_config(games=3000, preset="tictactoe-td-farl", every=1000, **train_fie
     ("preset", "games"),
     # the DQN carry adds a replay buffer, a target network and Adam's state
     [
-        ("tictactoe-td-farl", 3000),
+        ("tictactoe-td-farl", 1500),
         pytest.param("tictactoe-cnn-dqn", 300, marks=pytest.mark.slow),  # 40-60 s to compile
     ],
 )
@@ -108,17 +108,18 @@ def test_the_average_is_the_mean_of_the_sampled_parameters_and_the_agent_plays_i
 
 def test_run_folder_contents_and_rotation(tmp_path):
     run = tmp_path / "run"
-    train(small_config(checkpoint_every=400, keep_checkpoints=2), run_dir=run, progress=False)
+    config = small_config(games=1200, checkpoint_every=300, keep_checkpoints=2)
+    train(config, run_dir=run, progress=False)
     assert (run / "config.json").is_file() and (run / "curve.png").is_file()
     steps = sorted(int(p.name) for p in (run / "checkpoints").iterdir())
-    assert len(steps) == 2 and steps[-1] >= 3000
+    assert len(steps) == 2 and steps[-1] >= 1200
     records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert {"train", "eval"} <= {r["kind"] for r in records}
     config, meta, _, step = checkpoint.read_meta(run)
     assert step == steps[-1] and meta["games"] == step
     assert meta["game"] == {"name": "tictactoe", "options": {}}
     assert {"jaxgames", "jax", "orbax-checkpoint"} <= set(meta["versions"])
-    assert config.train.games == 3000
+    assert config.train.games == 1200
 
 
 def test_loaded_agent_plays_unbatched_and_in_the_arena(tmp_path):
