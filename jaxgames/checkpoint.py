@@ -58,24 +58,34 @@ def versions() -> dict[str, str]:
     return out
 
 
-def carry_to_tree(carry) -> dict[str, Any]:
-    """The savable part of a training carry as a flat {path: array} dict: arrays only (the key
-    as raw key data), without the always-zero scratch space and empty arrays (an eligibility
-    history of length 0), which are rebuilt from a template on restore."""
-    tree = carry._replace(scratch=None, key=jax.random.key_data(carry.key))
+def _flatten(tree, prefix: str = "") -> dict[str, Any]:
+    """A pytree as a flat {prefix + path: array} dict, without empty arrays."""
     return {
-        jax.tree_util.keystr(path): leaf
+        prefix + jax.tree_util.keystr(path): leaf
         for path, leaf in jax.tree_util.tree_leaves_with_path(tree)
         if np.size(leaf)
     }
 
 
+def _unflatten(flat: dict[str, Any], template, prefix: str = ""):
+    """The pytree of `template` with its leaves from `flat` (`_flatten`'s keys), each leaf
+    that `flat` lacks taken from `template`."""
+    paths, structure = jax.tree_util.tree_flatten_with_path(template)
+    leaves = [flat.get(prefix + jax.tree_util.keystr(path), leaf) for path, leaf in paths]
+    return jax.tree_util.tree_unflatten(structure, leaves)
+
+
+def carry_to_tree(carry) -> dict[str, Any]:
+    """The savable part of a training carry as a flat {path: array} dict: arrays only (the key
+    as raw key data), without the always-zero scratch space and empty arrays (an eligibility
+    history of length 0), which are rebuilt from a template on restore."""
+    return _flatten(carry._replace(scratch=None, key=jax.random.key_data(carry.key)))
+
+
 def tree_to_carry(flat: dict[str, Any], template):
     """Rebuilds a carry from a restored flat dict, taking what was not saved from `template`."""
     tree = template._replace(scratch=None, key=jax.random.key_data(template.key))
-    paths, structure = jax.tree_util.tree_flatten_with_path(tree)
-    leaves = [flat.get(jax.tree_util.keystr(path), leaf) for path, leaf in paths]
-    carry = jax.tree_util.tree_unflatten(structure, leaves)
+    carry = _unflatten(flat, tree)
     return carry._replace(
         scratch=template.scratch, key=jax.random.wrap_key_data(jnp.asarray(carry.key))
     )
@@ -83,11 +93,7 @@ def tree_to_carry(flat: dict[str, Any], template):
 
 def average_to_tree(params) -> dict[str, Any]:
     """Averaged parameters as a flat {path: array} dict, their paths prefixed by AVERAGE."""
-    return {
-        AVERAGE + jax.tree_util.keystr(path): leaf
-        for path, leaf in jax.tree_util.tree_leaves_with_path(params)
-        if np.size(leaf)
-    }
+    return _flatten(params, AVERAGE)
 
 
 def _abstract(tree: dict[str, Any]) -> dict[str, Any]:
@@ -267,9 +273,7 @@ def restore_average(path: str | pathlib.Path, params_template) -> tuple[Any, int
     if not count:
         return None
     state = _restore_state(run_dir, step, _abstract(average_to_tree(params_template)), True)
-    paths, structure = jax.tree_util.tree_flatten_with_path(params_template)
-    leaves = [state.get(AVERAGE + jax.tree_util.keystr(p), leaf) for p, leaf in paths]
-    return jax.tree_util.tree_unflatten(structure, leaves), count
+    return _unflatten(state, params_template, AVERAGE), count
 
 
 def _restore_state(

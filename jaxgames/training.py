@@ -327,9 +327,10 @@ def train(
             checkpoint.check_compatible(config, saved)
             carry, meta = checkpoint.restore(run_dir, carry)
             elapsed0 = float(meta.get("train_seconds", 0.0))
-            saved_average = checkpoint.restore_average(run_dir, carry.params)
-            if saved_average is not None and config.train.average_from is not None:
-                average, average_count = saved_average
+            if config.train.average_from is not None:  # else a saved mean is not read
+                saved_average = checkpoint.restore_average(run_dir, carry.params)
+                if saved_average is not None:
+                    average, average_count = saved_average
         elif checkpoint.latest_step(run_dir) is not None:
             raise checkpoint.CheckpointError(
                 f"{run_dir} already holds a run; pass --resume to continue it, or choose "
