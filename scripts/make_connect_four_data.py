@@ -2,8 +2,8 @@
 
 * jaxgames/data/connect_four_book.npz: the 8-ply opening book (every 7x6 position with at most
   8 stones and no winner, 258,614 of them) as sorted bitboard keys with exact scores;
-* jaxgames/data/uci_connect4.npz: the UCI Connect-4 evaluation set regenerated from the book
-  (see jaxgames.datasets).
+* jaxgames/data/uci_connect4.npz: the UCI Connect-4 evaluation set, the published rows in the
+  published order, labelled from that book (see jaxgames.datasets).
 
     python scripts/make_connect_four_data.py [--shared ../shared/data]
 """
@@ -41,7 +41,8 @@ def main() -> None:
     order = np.argsort(keys)
     out = pathlib.Path("jaxgames/data")
     np.savez_compressed(out / "connect_four_book.npz", keys=keys[order], scores=scores[order])
-    uci_boards, outcomes = datasets.build_uci_connect4(boards, scores)
+    c4._book.cache_clear()  # label the UCI set from the book just written
+    uci_boards, outcomes = datasets.build_uci_connect4()
     np.savez_compressed(out / "uci_connect4.npz", boards=uci_boards, outcomes=outcomes)
     print(
         f"book: {len(keys):,} positions; UCI set: {len(outcomes):,} positions "

@@ -215,6 +215,39 @@ def test_uci_set_counts_and_properties():
                 assert not game._won(stone), (i, stone, col)
 
 
+# The published connect-4.data (UCI repository): its first rows, and the sha256 of a
+# regeneration that matches its first 30 rows byte for byte, written with \n line ends.
+UCI_FIRST_ROWS = [
+    "b,b,b,b,b,b,b,b,b,b,b,b,x,o,b,b,b,b,x,o,x,o,x,o,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b,win",
+    "b,b,b,b,b,b,b,b,b,b,b,b,x,b,b,b,b,b,x,o,x,o,x,o,o,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b,win",
+    "b,b,b,b,b,b,o,b,b,b,b,b,x,b,b,b,b,b,x,o,x,o,x,o,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b,b,win",
+]
+UCI_SHA256 = "c060eb3bebf4a10ce4d1caf8e9bf4770664b671952c5f0b58627a774613f885b"
+
+
+def test_uci_set_is_the_published_file_row_for_row(tmp_path):
+    import hashlib
+
+    path = tmp_path / "connect-4.data"
+    datasets.write_uci_connect4(path)
+    data = path.read_bytes()
+    assert data.split(b"\n")[:3] == [row.encode() for row in UCI_FIRST_ROWS]
+    assert len(data) == 5_968_100 and b"\r" not in data
+    assert hashlib.sha256(data).hexdigest() == UCI_SHA256
+    # The text is the loaded arrays: x is the first player (1), cells a1, a2, ..., g6.
+    boards, outcomes = datasets.load_uci_connect4()
+    assert boards[0, 0, 2] == 1 and boards[0, 1, 2] == 2 and boards[1, 0, 4] == 2
+    assert boards[2, 0, 1] == 2 and outcomes[:3].tolist() == [1, 1, 1]
+
+
+@pytest.mark.slow  # 9 s; the shipped set is checked against the published file above
+def test_uci_search_rebuilds_the_shipped_set():
+    boards, outcomes = datasets.build_uci_connect4()
+    shipped = datasets.load_uci_connect4()
+    np.testing.assert_array_equal(boards, shipped[0])
+    np.testing.assert_array_equal(outcomes, shipped[1])
+
+
 def test_uci_evaluations_score_an_oracle_perfectly():
     import jax.numpy as jnp
 
