@@ -204,6 +204,12 @@ def check_config(config: Config) -> None:
         problems.append(f"algorithm.horizon_cut={a.horizon_cut}: expected in (0, 1)")
     if not a.reward_scale > 0:
         problems.append(f"algorithm.reward_scale={a.reward_scale}: expected > 0")
+    if a.reset_on_random and a.learn_from_random_moves:
+        problems.append(
+            "algorithm.reset_on_random=true has no effect while learn_from_random_moves is "
+            "true (as in GBG, only a random move that is not learned from clears the "
+            "eligibility histories): set learn_from_random_moves: false, or drop it"
+        )
     if a.random_opening_moves < 0:
         problems.append(f"algorithm.random_opening_moves={a.random_opening_moves}: expected >= 0")
     if config.eval.games < 1:

@@ -175,6 +175,27 @@ def test_random_moves_are_skipped_unless_learning_from_them():
         assert int(new.last[0, 0]) == 3  # the new board is remembered either way
 
 
+def test_a_random_move_not_learned_from_clears_every_players_history_with_reset():
+    """GBG's RESET (TDNTuple3Agt.adaptAgentV -> clearEligList): a random move that is not
+    learned from clears the eligibility lists of all players; without RESET, or after a
+    greedy move, they are kept (and a random move learned from cannot be combined with it)."""
+    elig = (
+        jnp.array([[[2]], [[3]]], jnp.int32),
+        jnp.zeros((2, 1), jnp.int32),
+        jnp.ones((2, 1)),
+        jnp.ones((2, 1), bool),
+    )
+    mem = memory(2, last=[1, 2], valid=[True, True], pending=[0.0, 0.0], elig=elig)
+    for random, reset, kept in ((True, True, False), (True, False, True), (False, True, True)):
+        d = decision(after_board=3, rewards=[0, 0], done=False, value=0.45, random=random)
+        s = spec(lam=0.5, horizon=2, learn_from_random_moves=False, reset_on_random=reset)
+        hits, new, *_ = mover_rows(s, mem, state_of(0), d)
+        assert bool(hits.valid[0]) == (not random)
+        np.testing.assert_array_equal(new.elig_valid, [[kept], [kept]])
+    with pytest.raises(ValueError, match="no effect while learn_from_random_moves"):
+        spec(lam=0.5, horizon=2, reset_on_random=True)
+
+
 def test_sarsa_and_q_targets():
     mem = memory(2, last=[1, 0], valid=[True, True], pending=[0.0, 0.0], actions=[1, 0])
     board_2 = jnp.array([2], jnp.int32)
@@ -213,6 +234,71 @@ def test_eligibility_rows_share_the_error_with_lambda_powers():
     # The updated board (1) joins the history at the front; the oldest (3) drops out.
     np.testing.assert_array_equal(new.elig[0, :, 0], [1, 2])
     assert float(new.elig_deriv[0, 0]) == pytest.approx(1.0)
+
+
+# The same table read through a tanh output: sigma'(v) = 1 - v^2 of each board's value.
+TANH_STUB = dataclasses.replace(STUB, output="tanh")
+
+
+def test_eligibility_rows_move_by_their_own_slope_with_a_tanh_output():
+    """GBG (NTuple2ValueFunc.update): history board k moves by delta * lambda^k * sigma'_k,
+    sigma'_k its slope when it was updated; the last board's slope is not applied again."""
+    elig = (
+        jnp.array([[[2], [3]], [[0], [0]]], jnp.int32),
+        jnp.zeros((2, 2), jnp.int32),
+        jnp.array([[0.5, 0.25], [1.0, 1.0]]),  # sigma' of boards 2 and 3 when updated
+        jnp.array([[True, True], [False, False]]),
+    )
+    mem = memory(2, last=[1, 0], valid=[True, True], pending=[0.0, 0.0], elig=elig)
+    d = decision(after_board=3, rewards=[0, 0], done=False, value=0.9)
+    s = spec(lam=0.5, horizon=3)
+    features = jnp.zeros(1, jnp.int32)
+    hits, new, *_ = farl._mover_rows(
+        TANH_STUB, s, TABLE, mem, state_of(0), features, d, jnp.bool_(False)
+    )
+    # V_0(board 1) = 0.5: delta = 0.9 - 0.5 = 0.4, sigma' = 1 - 0.25 = 0.75
+    np.testing.assert_allclose(hits.signal, [0.4 * 0.75, 0.4 * 0.5 * 0.5, 0.4 * 0.25 * 0.25])
+    assert float(new.elig_deriv[0, 0]) == pytest.approx(0.75)  # board 1's slope, kept
+    # FARL part 1 rows of the other player: its history by its own slopes too.
+    elig = tuple(x[::-1] for x in elig)  # the same history, now player 1's
+    mem = memory(2, last=[0, 1], valid=[True, True], pending=[0.0, 0.0], elig=elig)
+    d = decision(after_board=2, rewards=[1.0, -1.0], done=True, value=0.2)
+    final = farl._final_rows(TANH_STUB, s, TABLE, mem, state_of(0), features, d)
+    # player 1's last board 1: V_1 = -0.2, delta = -1 - (-0.2) = -0.8, sigma' = 0.96
+    delta, slope = -0.8, 1 - 0.2**2
+    np.testing.assert_allclose(
+        final.signal[3:6], [delta * slope, delta * 0.5 * 0.5, delta * 0.25 * 0.25], rtol=1e-6
+    )
+    np.testing.assert_array_equal(final.valid[3:6], [True, True, True])
+
+
+def test_an_eligibility_update_moves_the_history_weights_by_hand_computed_steps():
+    """Through a real tanh n-tuple table: one TD error moves the last board's weight by
+    alpha * delta * sigma'(v_last) and board k of the history by alpha * delta * lambda^k *
+    sigma'_k (one tuple, no symmetries: step_scale 1, every board reads its own entry)."""
+    from jaxgames.approximators import ntuple
+
+    game = jaxgames.make("tictactoe")
+    net = ntuple.make_ntuple(game.board_spec, [list(range(9))], 1, symmetries=False)
+    boards = [[1, 0, 0, 0, 0, 0, 0, 0, 0], [1, 2, 0, 0, 0, 0, 0, 0, 0]]
+    boards.append([1, 2, 1, 0, 0, 0, 0, 0, 0])
+    idx = jnp.stack([ntuple.indices(net, jnp.array(b)) for b in boards])
+    params = ntuple.init(net)
+    start = jnp.array([0.3, -0.6, 0.9])  # pre-activations of the three boards
+    params["w"] = params["w"].at[idx[:, 0]].set(start)
+    v_last = float(jnp.tanh(start[0]))
+    slopes = jnp.array([0.36, 0.64])  # sigma' of the history boards when they were updated
+    delta, lam, alpha = 0.7 - v_last, 0.5, 0.25
+    row = (idx[0], jnp.int32(0), idx[1:], jnp.zeros(2, jnp.int32), slopes, jnp.ones(2, bool))
+    lam_k = lam ** jnp.arange(1, 3, dtype=jnp.float32)
+    hits = farl._board_rows(
+        jnp.int32(0), jnp.float32(delta), jnp.float32(1 - v_last**2), jnp.bool_(True), row, lam_k
+    )
+    new, _ = ntuple.update(net, params, hits, jnp.float32(alpha), ntuple.init_counts(net))
+    moved = np.asarray(new["w"][idx[:, 0]] - start)
+    want = [alpha * delta * (1 - v_last**2), alpha * delta * lam * 0.36]
+    want.append(alpha * delta * lam**2 * 0.64)
+    np.testing.assert_allclose(moved, want, rtol=1e-5)
 
 
 def test_learner_spec_rejects_bad_settings():

@@ -18,8 +18,11 @@ toward q's final reward (`farl_others`; without it the loser never learns that i
 Eligibility with a horizon (GBG, after Jaskowski): each TD error also moves the player's h - 1
 earlier updated boards by delta * lambda^k * sigma'(v_k), sigma' taken when they were updated.
 Random moves: a move chosen at random (exploration or opening) still updates the mover's
-previous board unless `learn_from_random_moves` is off; with `reset_on_random` the mover's
-eligibility history is cleared after it, so later errors do not flow back past the random move.
+previous board unless `learn_from_random_moves` is off; then, with `reset_on_random` (GBG's
+eligibility mode RESET), the random move also clears every player's eligibility history in
+that game, so that later errors do not flow back past it (GBG's `TDNTuple3Agt.adaptAgentV`
+clears the lists only on this path: a random move that is learned from leaves them alone).
+Histories belong to one game: they start empty with it.
 FARL part 2 adapts the terminal afterstate alone (GBG also passes it through the eligibility
 list; with lambda = 0 the two agree).
 
@@ -60,7 +63,8 @@ class LearnerSpec:
         farl_others: FARL part 1, final rewards for the players who did not end the game.
         farl_terminal: FARL part 2 (TD only), terminal afterstates toward 0.
         learn_from_random_moves: update on moves chosen at random.
-        reset_on_random: clear the mover's eligibility history after a random move.
+        reset_on_random: a random move that is not learned from clears every player's
+            eligibility history (needs `learn_from_random_moves` off, as in GBG).
         win_first: always play an immediately winning move if there is one.
         random_opening_moves: the first k moves of every game are random.
         reward_scale: rewards are multiplied by this for learning (values live in scaled
@@ -91,6 +95,11 @@ class LearnerSpec:
             raise ValueError(f"horizon must be >= 1, got {self.horizon}")
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        if self.reset_on_random and self.learn_from_random_moves:
+            raise ValueError(
+                "reset_on_random=true has no effect while learn_from_random_moves is true: as "
+                "in GBG, only a random move that is not learned from clears the histories"
+            )
 
 
 class Memory(NamedTuple):
@@ -405,14 +414,15 @@ def _decide(
 
 def _board_rows(player, delta, deriv, valid, memory_row, lam_k):
     """Hits for a player's last board (error `delta`, slope `deriv`) and its eligibility
-    history (newest first), which moves with the same delta as one update."""
+    history (newest first), which moves with the same delta as one update: board k of the
+    history by delta * lambda^k * sigma'_k, its own slope when it was updated (GBG's
+    `NTuple2ValueFunc.update`: e = lambda^k * sigDeriv_k), not also the last board's."""
     last, last_action, elig, elig_action, elig_deriv, elig_valid = memory_row
-    signal = delta * deriv
     return Hits(
         player=jnp.full(1 + elig.shape[0], player, jnp.int32),
         action=jnp.concatenate([last_action[None], elig_action]),
         features=jnp.concatenate([last[None], elig]),
-        signal=jnp.concatenate([signal[None], signal * lam_k * elig_deriv]),
+        signal=jnp.concatenate([(delta * deriv)[None], delta * lam_k * elig_deriv]),
         valid=jnp.concatenate([valid[None], valid & elig_valid]),
         gain=jnp.concatenate([(deriv * deriv)[None], lam_k * elig_deriv * elig_deriv]),
         lead=-jnp.arange(1 + elig.shape[0], dtype=jnp.int32),
@@ -468,9 +478,10 @@ def _mover_rows(model, spec, params, memory: Memory, state, features, d: _Decisi
         )
         elig_deriv = put(elig_deriv, pick(shifted(deriv, elig_deriv[mover]), elig_deriv[mover]))
         new_valid = pick(shifted(memory.last_valid[mover], elig_valid[mover]), elig_valid[mover])
-        if spec.reset_on_random:
-            new_valid = new_valid & ~d.random
         elig_valid = put(elig_valid, new_valid)
+        if spec.reset_on_random and not spec.learn_from_random_moves:
+            # GBG's RESET: a random move that is not learned from clears every player's list
+            elig_valid = elig_valid & ~d.random
     memory = Memory(
         last=put(memory.last, d.after_features if spec.kind == "td" else features),
         last_action=put(memory.last_action, d.action),
