@@ -18,17 +18,25 @@ Symmetric copies of one board that read the same LUT entry change it once (GBG, 
 
 Several boards in one call (the games of a lockstep batch) are combined as GBG's sequential
 updates would be, by component averaging (Censor, Gordon & Gordon 2001) with relaxation: each
-board's step is scaled by (1 - (1 - r)^n) / (r n), where n is the mean, over the weights the
-board reads, of how many boards of the call read each weight (the board's effective number of
-copies in the call), and r = min(1, alpha * tcl_factor * gain) the share of its error one update
-alone removes from the board's value (`Hits.gain`: sigma'(v)^2 for tanh). So a board that shares
-no weight with another moves exactly as GBG's single update (n = 1), k copies of one board move
-it exactly as k sequential updates would, boards that overlap little add up (r n small) and
-many overlapping ones with large steps approach their least-squares compromise instead of
-overshooting. `combine="weight"` (the rule before 2026-12) scales per weight instead: a weight
+board's step is scaled by (1 - (1 - r)^n) / (r n). Here r is the share of its error that one
+update alone removes from the board's value: alpha / (num_tuples * num_symmetries) times the
+sum of tcl_factor over the board's reads, times `Hits.gain` (sigma'(v)^2 for tanh), clipped to
+1; a LUT entry that c symmetric copies of the board read moves the board's sum c times its
+change, so it counts c times (without TCL, r = alpha * gain whatever the repeats). And n is
+the mean, over the board's reads, of how many boards of the call read that weight: the
+board's effective number of copies in the call. So a board that shares no weight with another
+moves exactly as GBG's single update (n = 1); with an identity output, k copies of one board
+move it exactly as k sequential updates would (with symmetric copies that share entries too);
+with tanh they move its pre-activation as k updates of the linearised output would, which
+agrees with k tanh updates to first order in the step (k tanh updates follow the slope as it
+changes; with r k large the batch ends short of a target farther from 0 than the board's value,
+and can pass one nearer to 0). Boards that overlap little add
+up (r n small) and many overlapping ones with large steps approach their least-squares
+compromise instead of overshooting. `combine="weight"` scales per weight instead (a weight
 read by k boards moves by the mean of their changes times (1 - (1 - r)^k) / r with
-r = min(1, alpha * tcl_factor), which at large alpha averages even boards that share nothing
-else; `combine="mean"` moves each weight by the mean of its boards' changes.
+r = min(1, alpha * tcl_factor)), which at large alpha averages even boards that share nothing
+else; it is kept so that results measured with it reproduce. `combine="mean"` moves each
+weight by the mean of its boards' changes.
 
 Optional temporal coherence learning (TCL, Beal & Smith; GBG Appendix A.5) keeps per weight the
 accumulators N (sum of recommended changes) and A (sum of their magnitudes), both starting at
@@ -398,9 +406,12 @@ def update(
     flat = flat_index(net, hits.player[:, None], outputs, hits.features)
     # Symmetric copies of one board that read the same entry of a tuple count once.
     by_tuple = flat.reshape(m, len(net.tuples), net.num_symmetries)
+    same = by_tuple[..., :, None] == by_tuple[..., None, :]
     earlier = jnp.tril(jnp.ones((net.num_symmetries,) * 2, bool), k=-1)
-    repeat = jnp.any((by_tuple[..., :, None] == by_tuple[..., None, :]) & earlier, axis=-1)
+    repeat = jnp.any(same & earlier, axis=-1)
     keep = hits.valid[:, None] & ~repeat.reshape(flat.shape)  # [M, TS]
+    # reads: how many symmetric copies of its board read a kept pair's entry (itself too)
+    reads = jnp.where(keep, jnp.sum(same, axis=-1).reshape(flat.shape), 0).astype(jnp.float32)
     flat = jnp.where(keep, flat, trash).reshape(-1)
     signal = jnp.where(keep, hits.signal[:, None], 0.0).reshape(-1)
     # Every scatter below takes values computed from a gather of the same table, so XLA must run
@@ -429,10 +440,13 @@ def update(
     else:
         gain = jnp.ones(m) if hits.gain is None else hits.gain
         gain = jnp.where(hits.valid, gain, 0.0)
-        read = jnp.sum(counted, axis=-1)
-        copies = jnp.sum(jnp.where(counted, hit_count.reshape(m, -1), 0.0), axis=-1)
-        copies = jnp.maximum(copies / jnp.maximum(read, 1), 1.0)
-        share = jnp.sum(jnp.where(keep, rate.reshape(m, -1), 0.0), axis=-1) * net.step_scale
+        # An entry read by c symmetric copies of a board moves the board's sum c times its
+        # change, so both the relative step r and the mean number of boards per weight n
+        # count each kept pair c times (every read of the board, as a single update sees it).
+        read = jnp.where(counted, reads, 0.0)
+        copies = jnp.sum(read * hit_count.reshape(m, -1), axis=-1)
+        copies = jnp.maximum(copies / jnp.maximum(jnp.sum(read, axis=-1), 1.0), 1.0)
+        share = jnp.sum(reads * rate.reshape(m, -1), axis=-1) * net.step_scale
         scale = _sequential_share(share * gain, copies)  # r per board
         step = (step.reshape(m, -1) * scale[leader][:, None]).reshape(-1)
     new["w"] = params["w"].at[flat].add(step, mode=inbounds)
