@@ -3,10 +3,11 @@
     python benchmarks/agents.py runs/c4-ntuple runs/c4-linear runs/c4-cnn-dqn [--quick]
 
 For each run folder (its newest checkpoint): what it is, games trained and training seconds,
-then win rates against random (seed 003's metric, every seat), against MCTS with 200
+then win rates against random (the capstone report's metric, every seat), against MCTS with 200
 simulations (every seat), against the perfect player AB with the agent moving first (GBG's
 protocol), the accuracy of its position values on the UCI 8-ply set (sign over won and lost
-positions), and seed 003's UCI protocol (the agent plays every UCI position against random).
+positions), and the capstone report's UCI protocol (the agent plays every UCI position against
+random).
 Prints a Markdown table.
 """
 

@@ -17,21 +17,20 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import pathlib
 import time
 
 import jax
 import numpy as np
 
-from jaxgames.config import load_config
-from jaxgames.training import make_learner, train
+from jaxgames import presets
+from jaxgames.builders import make_learner
+from jaxgames.training import train
 
-CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
 GBG_GAMES_PER_S, GBG_MOVES_PER_S = 820.0, 22_500.0
 
 
 def throughput(batch_sizes: list[int], seconds: float, preset: str) -> None:
-    base = load_config(CONFIGS / f"{preset}.yaml")
+    base = presets.load(preset)
     print(f"{preset} training, jax {jax.__version__} on {jax.devices()[0].device_kind}")
     print(
         f"{'B':>6}{'compile s':>11}{'moves/s':>12}{'games/s':>11}{'x GBG moves':>13}"
@@ -68,7 +67,7 @@ def throughput(batch_sizes: list[int], seconds: float, preset: str) -> None:
 def batch_table(
     preset: str, games: int, seeds: int, batch_sizes: list[int], combines: list[str]
 ) -> None:
-    preset_config = load_config(CONFIGS / f"{preset}.yaml")
+    preset_config = presets.load(preset)
     ev = preset_config.eval
     print(
         f"{preset}: {games:,} training games per run, {seeds} seed(s), evaluated against "

@@ -5,8 +5,9 @@
     action = agent.policy(state, key)            # unbatched, jittable, greedy
     arena(agent.game, agent.batched(), ...)      # a batched policy for the arena
 
-Loading reads JSON metadata and restores arrays into shapes derived from the saved config; no
-training code runs and nothing in the checkpoint is executed.
+Loading reads the JSON metadata once and restores the parameters alone into shapes derived
+from the saved config (`jax.eval_shape` of the approximator's init: nothing is allocated
+before the arrays are read); no training code runs and nothing in the checkpoint is executed.
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import checkpoint
+from jaxgames.builders import Learner, make_learner
 from jaxgames.config import Config
 from jaxgames.core import Game, State
-from jaxgames.selfplay import ParamPolicy
-from jaxgames.training import Learner, make_learner
+from jaxgames.policies import ParamPolicy
 
 
 @dataclasses.dataclass(frozen=True)
@@ -91,13 +92,10 @@ def load(path: str | pathlib.Path, weights: str = "average") -> Agent:
     if weights not in WEIGHTS:
         raise ValueError(f"weights={weights!r}: expected one of {WEIGHTS}")
     config, meta, run_dir, step = checkpoint.read_meta(path)
-    learner = make_learner(config)
+    learner = make_learner(config, with_chunk=False)
     where = run_dir / checkpoint.CHECKPOINTS / str(step)
-    template = learner.init(jax.random.key(0))
-    averaged = checkpoint.restore_average(where, template.params) if weights == "average" else None
-    if averaged is None:
-        params, count = checkpoint.restore(where, template, params_only=True)[0].params, 0
-    else:
-        params, count = averaged
+    params, count = checkpoint.restore_params(
+        where, learner.abstract_params(), meta, average=weights == "average"
+    )
     checkpoint.check_finite(params, f"checkpoint {where}")
     return Agent(config, learner.game, params, meta, where, learner, count)

@@ -3,9 +3,9 @@
 A checkpoint holds everything a training chunk threads through its scan (parameters and TCL
 accumulators, the B games in progress, the player-centred histories, counters and the RNG key),
 so a run stopped and resumed is bit-identical to one that never stopped. Each checkpoint also
-carries JSON metadata: the resolved config, the package, JAX and game versions, games, moves
-and wall time. Loading never executes code: arrays are restored into shapes derived from the
-config, and the metadata is plain JSON.
+carries JSON metadata: the resolved config, the package and JAX versions, the game and the
+version of its rules, games, moves and wall time. Loading never executes code: arrays are
+restored into shapes derived from the config, and the metadata is plain JSON.
 
 Layout of a run folder:
 
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import pathlib
 from typing import Any
 
@@ -29,10 +30,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.config import Config, from_dict, to_dict
+from jaxgames.config import Config, from_saved, to_dict
 
 CHECKPOINTS = "checkpoints"
 AVERAGE = ".average"  # key prefix of the averaged parameters (train.average_from)
+PARAMS = ".params"  # key prefix of the parameters in a saved carry
+# Array names that changed, old -> new: max/min Q-learning's replay buffer became a ring of
+# transitions (`Replay.data`). Checkpoints saved before resume under the new names.
+RENAMED = {
+    f".replay.{name}": f".replay.data.{name}"
+    for name in ("features", "action", "reward", "next_features", "next_legal", "next_max", "done")
+}
 
 
 class CheckpointError(ValueError):
@@ -133,13 +141,20 @@ def save(
     state = carry_to_tree(carry)
     if average is not None:
         state.update(average_to_tree(average))
+    from jaxgames.registry import make
+
+    game = make(config.game.name, **config.game.options)
     info = {
         **meta,
         "config": to_dict(config),
         "versions": versions(),
         "games": step,
         "moves": int(carry.moves),
-        "game": {"name": config.game.name, "options": dict(config.game.options)},
+        "game": {
+            "name": config.game.name,
+            "options": dict(config.game.options),
+            "version": game.version,
+        },
     }
     try:
         with _manager(directory, keep) as manager:
@@ -224,7 +239,7 @@ def read_meta(path: str | pathlib.Path) -> tuple[Config, dict, pathlib.Path, int
     meta_file = run_dir / CHECKPOINTS / str(step) / "meta" / "metadata"
     try:
         meta = json.loads(meta_file.read_text())
-        config = from_dict(Config, meta["config"], where=f"checkpoint {step} config")
+        config = from_saved(meta["config"], where=f"checkpoint {step} config")
     except FileNotFoundError:
         raise CheckpointError(
             f"checkpoint {run_dir / CHECKPOINTS / str(step)} is incomplete or corrupt: "
@@ -238,13 +253,9 @@ def read_meta(path: str | pathlib.Path) -> tuple[Config, dict, pathlib.Path, int
     return config, meta, run_dir, step
 
 
-def restore(path: str | pathlib.Path, template, params_only: bool = False) -> tuple[Any, dict]:
+def restore(path: str | pathlib.Path, template) -> tuple[Any, dict]:
     """Restores the carry of a checkpoint into the shapes of `template` (a fresh carry of the
     same config). Returns (carry, metadata).
-
-    With `params_only` only the learned parameters are read (the rest comes from `template`):
-    what an agent needs, and readable even when the saved games' state layout has changed
-    since (a game's state is an implementation detail; its parameters are not).
 
     Raises:
         CheckpointError: missing, corrupt, or saved by a run of another shape (game, tuples,
@@ -252,12 +263,38 @@ def restore(path: str | pathlib.Path, template, params_only: bool = False) -> tu
     """
     _, meta, run_dir, step = read_meta(path)
     abstract = _abstract(carry_to_tree(template))
-    if params_only:
-        abstract = {k: v for k, v in abstract.items() if k.startswith(".params")}
+    saved = _saved_names(run_dir, step)
+    old_names = {old: new for old, new in RENAMED.items() if old in saved and new in abstract}
+    request = {({v: k for k, v in old_names.items()}).get(k, k): v for k, v in abstract.items()}
     # a checkpoint with averaged parameters holds more than the carry: read only the carry
-    partial = params_only or bool(meta.get("average_count"))
-    state = _restore_state(run_dir, step, abstract, partial)
+    state = _restore_state(run_dir, step, request, bool(meta.get("average_count")))
+    state = {old_names.get(k, k): v for k, v in state.items()}
     return tree_to_carry(state, template), meta
+
+
+def restore_params(
+    path: str | pathlib.Path, abstract_params: Any, meta: dict, average: bool = True
+) -> tuple[Any, int]:
+    """(parameters, their sample count) of a checkpoint in the shapes of `abstract_params`
+    (a pytree of `jax.ShapeDtypeStruct`, e.g. `ValueModel.abstract_params()`): the averaged
+    parameters when `average` and the run kept them (count > 0), else the latest (count 0).
+    Only those arrays are read; `meta` is the checkpoint's metadata (`read_meta`).
+
+    Raises:
+        CheckpointError: missing or corrupt.
+    """
+    run_dir, step = locate(path)
+    count = int(meta.get("average_count", 0)) if average else 0
+    prefix = AVERAGE if count else PARAMS
+    paths, structure = jax.tree_util.tree_flatten_with_path(abstract_params)
+    names = [prefix + jax.tree_util.keystr(p) for p, _ in paths]
+    wanted = {n: leaf for n, (_, leaf) in zip(names, paths, strict=True) if math.prod(leaf.shape)}
+    state = _restore_state(run_dir, step, wanted, True)
+    leaves = [
+        state[n] if n in state else jnp.zeros(leaf.shape, leaf.dtype)
+        for n, (_, leaf) in zip(names, paths, strict=True)
+    ]
+    return jax.tree_util.tree_unflatten(structure, leaves), count
 
 
 def restore_average(path: str | pathlib.Path, params_template) -> tuple[Any, int] | None:
@@ -268,12 +305,22 @@ def restore_average(path: str | pathlib.Path, params_template) -> tuple[Any, int
     Raises:
         CheckpointError: missing or corrupt.
     """
-    _, meta, run_dir, step = read_meta(path)
-    count = int(meta.get("average_count", 0))
-    if not count:
+    _, meta, _, _ = read_meta(path)
+    if not int(meta.get("average_count", 0)):
         return None
-    state = _restore_state(run_dir, step, _abstract(average_to_tree(params_template)), True)
-    return _unflatten(state, params_template, AVERAGE), count
+    abstract = jax.tree.map(lambda x: jax.ShapeDtypeStruct(x.shape, x.dtype), params_template)
+    return restore_params(path, abstract, meta, average=True)
+
+
+def _saved_names(run_dir: pathlib.Path, step: int) -> set[str]:
+    """The array names a checkpoint holds (from orbax's tree metadata; empty if unreadable)."""
+    ocp = _ocp()
+    try:
+        with ocp.StandardCheckpointer() as reader:
+            tree = reader.metadata(run_dir / CHECKPOINTS / str(step) / "state").item_metadata
+        return set(tree.keys())
+    except Exception:
+        return set()
 
 
 def _restore_state(
@@ -302,11 +349,21 @@ def _restore_state(
     return {k: jnp.asarray(v) for k, v in restored.state.items()}  # partial restores give NumPy
 
 
-def check_compatible(config: Config, saved: Config) -> None:
-    """Raises CheckpointError when `config` cannot continue a run saved with `saved`:
-    the game, the approximator, the algorithm kind and the batch size must match; schedules,
-    game budget, evaluation and the other algorithm settings may change."""
+def check_compatible(config: Config, saved: Config, meta: dict | None = None) -> None:
+    """Raises CheckpointError when `config` cannot continue a run saved with `saved` (and the
+    checkpoint's metadata `meta`): the game and the version of its rules, the approximator,
+    the algorithm kind and the batch size must match; schedules, game budget, evaluation and
+    the other algorithm settings may change."""
+    from jaxgames.registry import make
+
     problems = []
+    saved_version = int(((meta or {}).get("game") or {}).get("version", 1))
+    version = make(config.game.name, **config.game.options).version
+    if saved_version != version:
+        problems.append(
+            f"it was written under version {saved_version} of the {saved.game.name} rules, "
+            f"this jaxgames implements version {version}"
+        )
     if (config.game.name, dict(config.game.options)) != (saved.game.name, dict(saved.game.options)):
         problems.append(
             f"game {saved.game.name} {dict(saved.game.options)} in the checkpoint, "

@@ -5,9 +5,11 @@
                        [--openings K] [--epsilon E] [--mistakes N] [--seed S] [--json]
     jaxgames play PATH [--seat first|second] [--seed S]
     jaxgames inspect PATH [--moves 3,3,4]
+    jaxgames presets
     jaxgames bench games|learning [ARGS ...]
 
-CONFIG is a preset name from configs/ (default: tictactoe-td-farl) or a YAML file; the config
+CONFIG is a preset name (`jaxgames presets` lists them; default: tictactoe-td-farl) or a YAML
+file; the config
 overrides after it are typed and validated by tyro (`--help` after CONFIG lists them all). PATH
 is a run folder or one checkpoint folder. Errors print one line saying what is wrong and what
 to do, and exit with status 2 (Ctrl-C during training saves a checkpoint first: status 130).
@@ -16,6 +18,7 @@ to do, and exit with status 2 (Ctrl-C during training saves a checkpoint first: 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import pathlib
@@ -32,29 +35,24 @@ class UsageError(ValueError):
     """Bad command-line input."""
 
 
-def presets() -> list[str]:
-    folder = REPO / "configs"
-    return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
+def cmd_presets(argv: list[str]) -> int:
+    from jaxgames import presets
 
-
-def resolve_config_path(name: str) -> pathlib.Path:
-    """A YAML file, or the preset of that name in configs/."""
-    path = pathlib.Path(name)
-    if path.is_file():
-        return path
-    for candidate in (REPO / "configs" / name, REPO / "configs" / f"{name}.yaml"):
-        if candidate.is_file():
-            return candidate
-    raise UsageError(
-        f"config {name!r} is neither a file nor a preset; presets: "
-        f"{', '.join(presets()) or 'none found (configs/ is missing)'}"
-    )
+    argparse.ArgumentParser(
+        prog="jaxgames presets", description="The presets, each with its first sentence."
+    ).parse_args(argv)
+    names = presets.names()
+    width = max(map(len, names))
+    for name in names:
+        print(f"{name:<{width}}  {presets.summary(name)}")
+    return 0
 
 
 def cmd_train(argv: list[str]) -> int:
     import tyro
 
-    from jaxgames.config import Config, load_config
+    from jaxgames import presets
+    from jaxgames.config import as_config, cli_type, load_config
     from jaxgames.training import train
 
     name = argv[0] if argv and not argv[0].startswith("-") else DEFAULT_PRESET
@@ -64,13 +62,17 @@ def cmd_train(argv: list[str]) -> int:
     front.add_argument("--resume", action="store_true")
     front.add_argument("--no-progress", action="store_true")
     flags, overrides = front.parse_known_args(rest)
-    path = resolve_config_path(name)
-    config = tyro.cli(
-        Config,
-        default=load_config(path),
-        args=overrides,
-        prog=f"jaxgames train {name}",
-        description="Overrides of the preset's settings, section by section.",
+    path = presets.path(name)
+    base = load_config(path)
+    special = cli_type(base)
+    config = as_config(
+        tyro.cli(
+            special,
+            default=special(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)}),
+            args=overrides,
+            prog=f"jaxgames train {name}",
+            description="Overrides of the preset's settings, section by section.",
+        )
     )
     run_dir = flags.run_dir or pathlib.Path("runs") / path.stem
     result = train(config, run_dir=run_dir, progress=not flags.no_progress, resume=flags.resume)
@@ -174,7 +176,8 @@ def _evaluate(path: pathlib.Path, args, opponents: dict) -> dict:
     """Evaluates one run or checkpoint as `cmd_eval`'s arguments say, prints it unless
     --json, and returns its record. `opponents` caches the opponent by game."""
     from jaxgames.agent import load
-    from jaxgames.evaluation import arena, mistakes, opening_moves
+    from jaxgames.analysis import mistakes
+    from jaxgames.evaluation import arena, opening_moves
     from jaxgames.opponents import epsilon_greedy
 
     agent = load(path, weights=args.weights)
@@ -310,9 +313,9 @@ def _solo_details(game, result) -> dict:
         return {}
     details = {f"score_{k}": v for k, v in result.score_quantiles().items()}
     if game.name == "2048":
-        from jaxgames.games import game2048
+        from jaxgames.analysis import tile_shares
 
-        shares = game2048.tile_shares(result.final_boards)
+        shares = tile_shares(result.final_boards)
         details["top_tile_share"] = {str(tile): share for tile, share in shares.items()}
     return details
 
@@ -387,7 +390,7 @@ def cmd_play(argv: list[str], input_fn=input, out=print) -> int:
             key, sub = jax.random.split(key)
             action = int(policy(state, sub))
             out(f"agent plays {action} ({game.action_names[action]})")
-            state = game.step(state, action, sub)
+            state = game.step(state, jax.numpy.int32(action), sub)
     out(game.render(state))
     reward = float(state.rewards[human])
     out("you win!" if reward > 0 else "you lose." if reward < 0 else "a draw.")
@@ -398,7 +401,6 @@ def cmd_inspect(argv: list[str]) -> int:
     import numpy as np
 
     from jaxgames.agent import load
-    from jaxgames.approximators import ntuple
     from jaxgames.core import checked_step
 
     parser = argparse.ArgumentParser(
@@ -413,8 +415,6 @@ def cmd_inspect(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     agent = load(args.path)
     cfg, meta = agent.config, agent.meta
-    ap, al = cfg.approximator, cfg.algorithm
-    net = agent.learner.model.net
     print(f"checkpoint   {agent.path}")
     print(f"game         {agent.game!r}")
     print(
@@ -422,47 +422,10 @@ def cmd_inspect(argv: list[str]) -> int:
         f"{meta.get('train_seconds', 0):.1f}s of training"
     )
     print("versions     " + ", ".join(f"{k} {v}" for k, v in meta.get("versions", {}).items()))
-    if isinstance(net, ntuple.NTupleNet):
-        shape = (
-            f"{len(net.tuples)} tuples of length {sorted({len(t) for t in net.tuples})}, "
-            f"P={net.num_cell_states}, {net.num_symmetries} symmetries, TCL {ap.tcl}"
-        )
-    elif ap.kind == "linear":
-        shape = f"'{ap.features}' features ({net.num_features}), combine {ap.combine}"
-    else:
-        shape = f"conv channels {list(ap.channels)}, dense {ap.hidden}, {ap.optimizer}"
-    print(
-        f"approximator {ap.kind}: {shape}, {net.num_players} parameter set(s) x "
-        f"{net.num_outputs} output(s), output {ap.output}"
-    )
-    if al.kind == "minimax_q":
-        details = (
-            f"replay {al.replay_size:,} (minibatch {al.replay_batch}), target network every "
-            f"{al.target_every} updates"
-            if al.replay_size
-            else "no replay"
-        )
-    else:
-        details = f"lambda {al.lam}, FARL part 1 {al.farl_others}, part 2 {al.farl_terminal}"
-    print(
-        f"algorithm    {al.kind}, alpha {al.alpha}, epsilon {al.epsilon}, {details}, "
-        f"batch {cfg.train.batch_size}"
-    )
-    if isinstance(net, ntuple.NTupleNet):
-        active = np.asarray(ntuple.active_fraction(net, agent.params))
-        weights = np.asarray(ntuple.weights(net, agent.params))
-        print(
-            f"parameters   {weights.size:,} weights; active (non-zero) by player: "
-            + ", ".join(f"{p}: {a:.2%}" for p, a in enumerate(active))
-            + f"; mean |w| {np.abs(weights).mean():.4g}"
-        )
-    else:
-        trained = agent.params["net"] if ap.kind == "cnn" else agent.params
-        weights = np.concatenate([np.ravel(x) for x in jax.tree.leaves(trained)])
-        print(
-            f"parameters   {weights.size:,} weights; non-zero {np.mean(weights != 0):.2%}; "
-            f"mean |w| {np.abs(weights).mean():.4g}"
-        )
+    shape, parameters = agent.learner.model.describe(agent.params)
+    print(f"approximator {cfg.approximator.kind}: {shape}")
+    print(f"algorithm    {agent.learner.settings.describe()}, batch {cfg.train.batch_size}")
+    print(f"parameters   {parameters}")
     state = agent.game.init(jax.random.key(0))
     moves = [m for m in args.moves.replace(" ", "").split(",") if m]
     for i, m in enumerate(moves):
@@ -497,6 +460,7 @@ COMMANDS = {
     "eval": cmd_eval,
     "play": cmd_play,
     "inspect": cmd_inspect,
+    "presets": cmd_presets,
     "bench": cmd_bench,
 }
 

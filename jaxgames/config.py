@@ -1,15 +1,18 @@
 """Typed, frozen configuration: one dataclass per concern, loaded from YAML presets.
 
-A preset in `configs/*.yaml` maps 1:1 onto `Config`:
+A preset (`jaxgames.presets`) maps 1:1 onto `Config`:
 
     game:         {name: connect_four, options: {rows: 6, cols: 7}}
-    approximator: {kind: ntuple, num_tuples: 70, tuple_length: 8, tcl: exponential, ...}
+    approximator: {kind: ntuple, tuple_sets: [gbg-c4-70], tcl: exponential, ...}
     algorithm:    {kind: td, alpha: {kind: constant, start: 3.7}, epsilon: {...}, ...}
     train:        {games: 1000000, batch_size: 1024, seed: 0, ...}
     eval:         {opponent: perfect, games: 200, seats: first, every: 100000}
 
-Loading is strict and safe: `yaml.safe_load` (no code runs), unknown keys and wrongly typed
-values raise `ValueError` naming the key, the value and what was expected.
+`approximator` and `algorithm` are each one settings type per kind, defined by the
+approximator's or the learner's module and found through their registries: the `kind` key
+picks the type, and the learner reads the very object the YAML loaded. Loading is strict and
+safe: `yaml.safe_load` (no code runs); unknown keys and wrongly typed values raise
+`ValueError` naming the key, the value and what was expected.
 """
 
 from __future__ import annotations
@@ -23,7 +26,10 @@ from typing import Any, Literal
 
 import yaml
 
-from jaxgames.learning.schedules import Schedule
+from jaxgames.approximators import APPROXIMATORS, ApproximatorConfig
+from jaxgames.approximators.ntuple import NTupleConfig
+from jaxgames.learning import LEARNERS, AlgorithmConfig
+from jaxgames.learning.farl import FarlConfig
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,76 +40,11 @@ class GameConfig:
     options: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
-@dataclasses.dataclass(frozen=True)
-class ApproximatorConfig:
-    """The value function.
-
-    kind: "ntuple", "tabular", "linear" or "cnn".
-    tuples: explicit tuples (lists of cells); when absent, `num_tuples` random walks of
-        `tuple_length` cells are drawn with `tuple_seed`.
-    symmetries: sum over the board's symmetries (n-tuple, tabular).
-    output: "tanh" or "identity".
-    tcl: temporal coherence learning: "none", "identity" or "exponential" (beta `tcl_beta`,
-        accumulators start at `tcl_init`).
-    combine: how hits of several games on one weight in one lockstep step combine:
-        "sequential" (like that many sequential updates: n-tuple and tabular by component
-        averaging, linear by summing), "weight" (n-tuple and tabular: the earlier per-weight
-        rule, kept so that results measured with it reproduce) or "mean".
-    features: the linear feature set: "raw" (one-hot cells, any game) or "fiar" (seed 000's
-        Connect Four features, any board size).
-    channels, hidden, optimizer: the CNN's 3x3 conv layers, dense width and optax optimizer
-        ("adam" or "sgd"; the step size is `algorithm.alpha`).
-    """
-
-    kind: Literal["ntuple", "tabular", "linear", "cnn"] = "ntuple"
-    tuples: tuple[tuple[int, ...], ...] | None = None
-    num_tuples: int = 0
-    tuple_length: int = 0
-    tuple_seed: int = 0
-    symmetries: bool = True
-    output: Literal["tanh", "identity"] = "tanh"
-    tcl: Literal["none", "identity", "exponential"] = "none"
-    tcl_beta: float = 2.7
-    tcl_init: float = 1e-4
-    combine: Literal["sequential", "weight", "mean"] = "sequential"
-    features: Literal["raw", "fiar"] = "raw"
-    channels: tuple[int, ...] = (32, 32)
-    hidden: int = 64
-    optimizer: Literal["adam", "sgd"] = "adam"
-
-
-@dataclasses.dataclass(frozen=True)
-class AlgorithmConfig:
-    """How to learn (see `jaxgames.learning.farl`).
-
-    kind: "td" (afterstate values), "sarsa" or "q" (player-centred FARL forms), or
-        "minimax_q" (seed 003: one Q function, max for the first player and min for the
-        second; see `jaxgames.learning.minimax_q`).
-    lam, horizon_cut: eligibility lambda and the cut that sets the horizon.
-    farl_others / farl_terminal: Final Adaptation parts 1 and 2 (both off = "no-FARL").
-    alpha, epsilon: schedules over finished training games.
-    reward_scale: rewards are multiplied by this for learning (2048: tile sums into the range
-        of the values); reported scores stay raw.
-    replay_size, replay_batch, target_every: minimax_q's experience replay (0 = none: update
-        on the transitions just made) and target network (0 = none).
-    """
-
-    kind: Literal["td", "sarsa", "q", "minimax_q"] = "td"
-    gamma: float = 1.0
-    lam: float = 0.0
-    horizon_cut: float = 0.1
-    farl_others: bool = True
-    farl_terminal: bool = True
-    learn_from_random_moves: bool = True
-    reset_on_random: bool = False
-    win_first: bool = False
-    random_opening_moves: int = 0
-    reward_scale: float = 1.0
-    alpha: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
-    epsilon: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
-    replay_size: int = 0
-    replay_batch: int = 256
-    target_every: int = 0
+# settings types chosen by their `kind` key: (the registry of kinds, the kind when none is given)
+_BY_KIND: dict[type, tuple[dict[str, Any], str]] = {
+    ApproximatorConfig: (APPROXIMATORS, "ntuple"),
+    AlgorithmConfig: (LEARNERS, "td"),
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -159,8 +100,8 @@ class Config:
     """A whole experiment."""
 
     game: GameConfig = dataclasses.field(default_factory=GameConfig)
-    approximator: ApproximatorConfig = dataclasses.field(default_factory=ApproximatorConfig)
-    algorithm: AlgorithmConfig = dataclasses.field(default_factory=AlgorithmConfig)
+    approximator: ApproximatorConfig = dataclasses.field(default_factory=NTupleConfig)
+    algorithm: AlgorithmConfig = dataclasses.field(default_factory=FarlConfig)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
     description: str = ""
@@ -170,15 +111,27 @@ class Config:
 
 
 def check_config(config: Config) -> None:
-    """Value checks beyond types; raises ValueError naming the bad setting."""
+    """Checks across sections (each section checks its own values when it is built); raises
+    ValueError naming the bad settings."""
     from jaxgames.registry import make  # the game first: every other check presumes one
 
     problems = []
+    game = None
     try:
-        make(config.game.name, **config.game.options)
+        game = make(config.game.name, **config.game.options)
     except ValueError as e:
         problems.append(f"game: {e}")
-    t, a = config.train, config.algorithm
+    for section, value, base in (
+        ("approximator", config.approximator, ApproximatorConfig),
+        ("algorithm", config.algorithm, AlgorithmConfig),
+    ):
+        registry = _BY_KIND[base][0]
+        if value.kind not in registry or not isinstance(value, registry[value.kind].config_type):
+            problems.append(
+                f"{section}.kind={value.kind!r}: expected one of {', '.join(registry)} with its "
+                "own settings type"
+            )
+    t = config.train
     if t.games < 1:
         problems.append(f"train.games={t.games}: expected >= 1")
     if t.batch_size < 1:
@@ -196,49 +149,15 @@ def check_config(config: Config) -> None:
         )
     if t.average_every < 0:
         problems.append(f"train.average_every={t.average_every}: expected >= 0 (0 = automatic)")
-    if not 0.0 <= a.gamma <= 1.0:
-        problems.append(f"algorithm.gamma={a.gamma}: expected in [0, 1]")
-    if not 0.0 <= a.lam < 1.0:
-        problems.append(f"algorithm.lam={a.lam}: expected in [0, 1)")
-    if not 0.0 < a.horizon_cut < 1.0:
-        problems.append(f"algorithm.horizon_cut={a.horizon_cut}: expected in (0, 1)")
-    if not a.reward_scale > 0:
-        problems.append(f"algorithm.reward_scale={a.reward_scale}: expected > 0")
-    if a.reset_on_random and a.learn_from_random_moves:
-        problems.append(
-            "algorithm.reset_on_random=true has no effect while learn_from_random_moves is "
-            "true (as in GBG, only a random move that is not learned from clears the "
-            "eligibility histories): set learn_from_random_moves: false, or drop it"
-        )
-    if a.random_opening_moves < 0:
-        problems.append(f"algorithm.random_opening_moves={a.random_opening_moves}: expected >= 0")
     if config.eval.games < 1:
         problems.append(f"eval.games={config.eval.games}: expected >= 1")
     if config.eval.every < 0:
         problems.append(f"eval.every={config.eval.every}: expected >= 0")
-    ap = config.approximator
-    if ap.kind == "ntuple" and ap.tuples is None and (ap.num_tuples < 1 or ap.tuple_length < 1):
-        problems.append(
-            "approximator: give `tuples`, or `num_tuples` >= 1 and `tuple_length` >= 1 "
-            f"for random walks (got num_tuples={ap.num_tuples}, tuple_length={ap.tuple_length})"
-        )
-    if a.replay_size < 0 or a.target_every < 0:
-        problems.append(
-            f"algorithm.replay_size={a.replay_size}, algorithm.target_every={a.target_every}: "
-            "expected >= 0"
-        )
-    if a.replay_size and not 1 <= a.replay_batch <= a.replay_size:
-        problems.append(
-            f"algorithm.replay_batch={a.replay_batch}: expected 1..replay_size ({a.replay_size})"
-        )
-    if (a.replay_size or a.target_every) and a.kind != "minimax_q":
-        problems.append(
-            f"algorithm.replay_size / target_every are for kind minimax_q, not {a.kind!r}"
-        )
-    if ap.kind == "cnn" and (not ap.channels or min(ap.channels) < 1 or ap.hidden < 1):
-        problems.append(
-            f"approximator.channels={list(ap.channels)}, hidden={ap.hidden}: expected >= 1"
-        )
+    if game is not None and config.algorithm.kind in LEARNERS:
+        try:
+            LEARNERS[config.algorithm.kind].check(game, config.algorithm)
+        except ValueError as e:
+            problems.append(f"algorithm: {e}")
     if problems:
         raise ValueError("invalid config: " + "; ".join(problems))
 
@@ -251,12 +170,14 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
     """Checks/converts a YAML value to the annotated type; raises ValueError otherwise."""
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
+    if tp in _BY_KIND:
+        tp = _kind_type(value, tp, where)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
             raise ValueError(
                 f"{where}: expected a mapping of {_type_name(tp)} fields, got {value!r}"
             )
-        return from_dict(tp, value, where)
+        return from_dict(typing.cast(type, tp), value, where)
     if origin in (typing.Union, types.UnionType):
         if value is None and type(None) in args:
             return None
@@ -298,6 +219,46 @@ def _convert(value: Any, tp: Any, where: str) -> Any:
             raise ValueError(f"{where}={value!r}: expected a string")
         return value
     raise ValueError(f"{where}: unsupported type {tp}")
+
+
+def _kind_type(value: Any, base: type, where: str) -> type:
+    """The registered settings type that a mapping's `kind` selects among `base`'s kinds."""
+    registry, default = _BY_KIND[base]
+    kind = value.get("kind", default) if isinstance(value, dict) else default
+    if kind not in registry:
+        raise ValueError(f"{where}.kind={kind!r}: expected one of {', '.join(registry)}")
+    return registry[kind].config_type
+
+
+def cli_type(config: Config) -> type:
+    """A subclass of Config whose approximator and algorithm fields have the concrete types of
+    `config`'s, so that command-line parsers (tyro) list and type exactly their settings."""
+    fields = [
+        ("approximator", type(config.approximator), dataclasses.field(default=None)),
+        ("algorithm", type(config.algorithm), dataclasses.field(default=None)),
+    ]
+    return dataclasses.make_dataclass("Config", fields, bases=(Config,), frozen=True)
+
+
+def as_config(config: Config) -> Config:
+    """A plain Config with the same settings (from an instance of a `cli_type` subclass)."""
+    return Config(**{f.name: getattr(config, f.name) for f in dataclasses.fields(Config)})
+
+
+def from_saved(data: dict, where: str) -> Config:
+    """A Config from the JSON saved in a checkpoint. Checkpoints written before each
+    approximator and learner had its own settings type hold every kind's fields in both
+    sections; those that the saved kind does not have are dropped (they had no effect)."""
+    if not isinstance(data, dict):
+        raise ValueError(f"{where}: expected a mapping, got {type(data).__name__}")
+    data = dict(data)
+    for section, base in (("approximator", ApproximatorConfig), ("algorithm", AlgorithmConfig)):
+        value = data.get(section)
+        if isinstance(value, dict):
+            tp = _kind_type(value, base, f"{where}.{section}")
+            known = {f.name for f in dataclasses.fields(tp)}
+            data[section] = {k: v for k, v in value.items() if k in known}
+    return from_dict(Config, data, where)
 
 
 def from_dict(cls: type, data: dict, where: str = "config") -> Any:

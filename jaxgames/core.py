@@ -1,8 +1,10 @@
 """The Game record, the State every game returns, and the step semantics all games share.
 
 A game is a frozen record of pure, unbatched functions plus static integers. Callers batch with
-`jax.vmap`. Every game builds its `step` from a small rule function through `make_step`, so the
-behaviour on terminal states and illegal actions is the same everywhere:
+`jax.vmap`. Every game builds its `step` from a small rule function through
+`with_shared_semantics` (deterministic games through `deterministic_game`, which fills in the
+rest of the record), so the behaviour on terminal states and illegal actions is the same
+everywhere:
 
 * a step on a terminated state is a no-op that reports zero rewards;
 * an illegal action (not in `legal_action_mask`, or out of range) ends the game at once with the
@@ -15,15 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-Array = jax.Array
-PRNGKey = jax.Array
+from jaxgames.types import Array, PRNGKey
 
 
 @struct.dataclass
@@ -50,6 +51,10 @@ class State:
     terminated: Array
     step_count: Array
     extras: dict[str, Array] = struct.field(default_factory=dict)
+
+    if TYPE_CHECKING:  # flax.struct adds it; declared for type checkers
+
+        def replace(self, **changes: Any) -> State: ...
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -104,6 +109,9 @@ class Game:
         action_names: a readable name for every action (e.g. column numbers), for humans.
         stochastic: whether `chance` is random.
         board_spec: the cell encoding, symmetries and neighbourhoods approximators use.
+        max_moves: an upper bound on the moves of one game (any play).
+        version: the version of the rules' implementation; it changes whenever a game's
+            states, encoding or outcomes change, and checkpoints record it.
     """
 
     name: str
@@ -120,6 +128,8 @@ class Game:
     action_names: tuple[str, ...]
     stochastic: bool = False
     board_spec: BoardSpec | None = None
+    max_moves: int = 0
+    version: int = 1
 
     def __repr__(self) -> str:
         opts = ", ".join(f"{k}={v}" for k, v in self.options)
@@ -143,7 +153,7 @@ def where_tree(pred: Array, on_true: Any, on_false: Any) -> Any:
     return jax.tree.map(lambda a, b: jnp.where(pred, a, b), on_true, on_false)
 
 
-def make_step(
+def with_shared_semantics(
     apply: Callable[[State, Array], State],
     forfeit_rewards: Callable[[Array], Array],
 ) -> Callable[[State, Array], State]:
@@ -194,6 +204,50 @@ def make_step(
 def two_player_forfeit(mover: Array) -> Array:
     """Rewards of a two-player zero-sum game lost by `mover`: -1 for it, +1 for the other."""
     return jnp.where(jnp.arange(2) == mover, -1.0, 1.0).astype(jnp.float32)
+
+
+def win_rewards(winner: Array) -> Array:
+    """Rewards of a two-player zero-sum game won by `winner`: +1 for it, -1 for the other."""
+    return jnp.where(jnp.arange(2) == winner, 1.0, -1.0).astype(jnp.float32)
+
+
+def deterministic_game(
+    *,
+    name: str,
+    num_players: int,
+    num_actions: int,
+    board_shape: tuple[int, ...],
+    init: Callable[[PRNGKey], State],
+    apply: Callable[[State, Array], State],
+    observe: Callable[[State, Array], Array],
+    render: Callable[[State], str],
+    action_names: tuple[str, ...],
+    max_moves: int,
+    board_spec: BoardSpec | None = None,
+    forfeit: Callable[[Array], Array] = two_player_forfeit,
+    version: int = 1,
+) -> Game:
+    """The Game record of a game without chance, from its move rule `apply` (wrapped with
+    the shared semantics, `forfeit(mover)` giving an illegal move's rewards). The registry
+    fills in `options`."""
+    afterstate = with_shared_semantics(apply, forfeit)
+    return Game(
+        name=name,
+        num_players=num_players,
+        num_actions=num_actions,
+        board_shape=board_shape,
+        options=(),
+        init=init,
+        step=deterministic_step(afterstate),
+        observe=observe,
+        afterstate=afterstate,
+        chance=no_chance,
+        render=render,
+        action_names=action_names,
+        board_spec=board_spec,
+        max_moves=max_moves,
+        version=version,
+    )
 
 
 def deterministic_step(afterstate: Callable[[State, Array], State]) -> Callable:

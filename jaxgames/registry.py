@@ -1,8 +1,10 @@
 """`make(name, **options)` and `available_games()`: the one way to get a Game.
 
 Each registered game lists its options with defaults and the range of valid values, so a bad name,
-an unknown option or an out-of-range value raises a `ValueError` saying what is valid. Equal
-option sets return the same (cached) `Game` object, so jitted code keyed on it compiles once.
+an unknown option or an out-of-range value raises a `ValueError` saying what is valid. The
+registry stamps the resolved options onto the record (`Game.options`, sorted by name), and
+equal option sets return the same (cached) `Game` object, so jitted code keyed on it compiles
+once.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class Entry:
 
 
 _REGISTRY: dict[str, Entry] = {}
+_GAMES: dict[tuple, Game] = {}  # one record per name and option set, its options stamped on
 
 
 def register(
@@ -97,4 +100,8 @@ def make(name: str, **options: Any) -> Game:
             ones) or a value out of range (states the valid range).
     """
     resolved = resolve_options(name, options)
-    return _lookup(name).factory(**resolved)
+    key = (name, tuple(sorted(resolved.items())))
+    if key not in _GAMES:
+        game = _lookup(name).factory(**resolved)
+        _GAMES[key] = dataclasses.replace(game, options=key[1])
+    return _GAMES[key]

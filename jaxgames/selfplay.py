@@ -1,56 +1,24 @@
-"""Lockstep self-play: B games advance together inside one jitted `lax.scan`.
+"""Lockstep games: B games advance together, finished ones restart in place.
 
-Every scan step asks a batched policy for one action per game, steps all B games with
-`jax.vmap(game.step)`, records what happened, and restarts the games that just ended in place
-(a `jnp.where` over the batch, never a per-game `lax.cond`, which under `vmap` would run both
-branches anyway). The carry always holds B live games.
-
-Policies are batched: `policy(states, key) -> int32[B]`, with `states` a State whose fields have
-a leading axis B. Learners, the arena and the benchmarks all drive games through `play_step`.
+The parts every lockstep loop shares: a batch of fresh games, in-place restarts (a `jnp.where`
+over the batch, never a per-game `lax.cond`, which under `vmap` would run both branches
+anyway), and the running statistics of finished games. The learners' training steps are
+assembled from these by `jaxgames.learning.lockstep`; `play_step` and `rollout` drive games with
+a fixed batched policy (benchmarks, tests, random play). The arena (`jaxgames.evaluation`)
+plays every game to its end instead, with a policy per seat.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-from collections.abc import Callable
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxgames.core import Game, PRNGKey, State
-
-Array = jax.Array
-Policy = Callable[[State, PRNGKey], Array]
-
-
-class ParamPolicy(NamedTuple):
-    """A policy with its parameters kept apart, so jitted callers compile once per `fn`.
-
-    Attributes:
-        fn: `fn(params, states, key) -> int32[B]`, static (hashable, stable across calls).
-        params: a pytree passed to `fn` as a traced argument (None for fixed policies).
-    """
-
-    fn: Callable
-    params: object = None
-
-
-@dataclasses.dataclass(frozen=True)
-class _Fixed:
-    """A plain policy as a ParamPolicy function (equal for the same policy object)."""
-
-    policy: Policy
-
-    def __call__(self, params, states: State, key: PRNGKey) -> Array:
-        del params
-        return self.policy(states, key)
-
-
-def as_param_policy(policy: Policy | ParamPolicy) -> ParamPolicy:
-    """Wraps a plain batched policy; ParamPolicies pass through."""
-    return policy if isinstance(policy, ParamPolicy) else ParamPolicy(_Fixed(policy), None)
+from jaxgames.core import Game, State
+from jaxgames.policies import Policy
+from jaxgames.types import Array, PRNGKey
 
 
 class Transition(NamedTuple):

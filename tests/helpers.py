@@ -32,15 +32,9 @@ def variant_id(variant) -> str:
 
 
 def max_game_length(game: jaxgames.Game) -> int:
-    """An upper bound on the number of moves of a game (from its options)."""
-    opts = dict(game.options)
-    if game.name in ("nim", "nim3p"):
-        return opts["heaps"] * opts["size"]
-    if game.name == "othello":
-        return 2 * 60  # 60 discs, and a pass can come between two of them
-    if game.name == "2048":
-        return 400  # random play ends far sooner (a bound for random games only)
-    return int(np.prod(game.board_shape))
+    """How many moves random games of `game` are played for: its bound `Game.max_moves`, but
+    400 for 2048 (whose bound, 2^17, random play never comes near)."""
+    return 400 if game.name == "2048" else game.max_moves
 
 
 @functools.partial(jax.jit, static_argnames=("game", "num_games", "length", "illegal_prob"))

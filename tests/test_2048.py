@@ -124,7 +124,7 @@ def test_td_on_afterstates_learns_2048():
 
 
 def test_tile_shares_count_the_highest_tile_of_each_board():
-    from jaxgames.games.game2048 import tile_shares
+    from jaxgames.analysis import tile_shares
 
     boards = np.zeros((4, 4, 4), np.int8)
     boards[0, 0, 3] = 11  # 2048
@@ -155,11 +155,10 @@ def test_eval_command_reports_scores_and_highest_tiles(tmp_path, capsys):
     import dataclasses
     import json
 
-    from jaxgames import cli
-    from jaxgames.config import load_config
+    from jaxgames import cli, presets
     from jaxgames.training import train
 
-    config = load_config(cli.resolve_config_path("2048-td"))
+    config = presets.load("2048-td")
     config = dataclasses.replace(
         config,
         train=dataclasses.replace(config.train, games=64, batch_size=32, chunk_steps=50),

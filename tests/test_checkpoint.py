@@ -14,18 +14,15 @@ import numpy as np
 import pytest
 
 import jaxgames
-from jaxgames import checkpoint
+from jaxgames import checkpoint, presets
 from jaxgames.checkpoint import CheckpointError
-from jaxgames.config import load_config
 from jaxgames.evaluation import arena
 from jaxgames.opponents import random_policy
 from jaxgames.training import TrainingError, train
 
-CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
-
 
 def small_config(games=3000, preset="tictactoe-td-farl", every=1000, **train_fields):
-    config = load_config(CONFIGS / f"{preset}.yaml")
+    config = presets.load(preset)
     return dataclasses.replace(
         config,
         train=dataclasses.replace(config.train, games=games, chunk_steps=20, **train_fields),
@@ -77,7 +74,7 @@ def test_the_average_is_the_mean_of_the_sampled_parameters_and_the_agent_plays_i
     """train.average_from: the mean of the parameters at every chunk end from there on (here
     begun on resuming a run saved without it); the loaded agent plays the mean unless asked
     for the latest parameters."""
-    from jaxgames.training import make_learner
+    from jaxgames.builders import make_learner
 
     run = tmp_path / "run"
     first = train(small_config(games=600, every=0), run_dir=run, progress=False)
@@ -117,7 +114,7 @@ def test_run_folder_contents_and_rotation(tmp_path):
     assert {"train", "eval"} <= {r["kind"] for r in records}
     config, meta, _, step = checkpoint.read_meta(run)
     assert step == steps[-1] and meta["games"] == step
-    assert meta["game"] == {"name": "tictactoe", "options": {}}
+    assert meta["game"] == {"name": "tictactoe", "options": {}, "version": 1}
     assert {"jaxgames", "jax", "orbax-checkpoint"} <= set(meta["versions"])
     assert config.train.games == 1200
 
@@ -161,7 +158,7 @@ def test_corrupt_checkpoints_are_rejected(tmp_path):
 def test_a_checkpoint_of_another_game_cannot_be_resumed(tmp_path):
     run = tmp_path / "run"
     train(small_config(games=500), run_dir=run, progress=False)
-    nim = load_config(CONFIGS / "nim-td-farl.yaml")
+    nim = presets.load("nim-td-farl")
     with pytest.raises(CheckpointError, match=r"game tictactoe .* in the checkpoint, nim"):
         train(nim, run_dir=run, progress=False, resume=True)
     with pytest.raises(CheckpointError, match="already holds a run; pass --resume"):
@@ -216,8 +213,8 @@ def test_a_full_disk_leaves_the_last_checkpoint_intact(tmp_path, monkeypatch):
 def test_resuming_may_change_the_schedule_on_purpose(tmp_path):
     """Seed 000's workflow in small: anneal epsilon, then resume with a faster annealing that
     starts from the value the first session reached."""
+    from jaxgames.builders import make_learner
     from jaxgames.learning.schedules import Schedule
-    from jaxgames.training import make_learner
 
     first = small_config(games=1000)
     first = dataclasses.replace(
@@ -229,7 +226,7 @@ def test_resuming_may_change_the_schedule_on_purpose(tmp_path):
     run = tmp_path / "run"
     done = train(first, run_dir=run, progress=False)
     played = int(done.carry.games)
-    reached = float(make_learner(first).spec.epsilon(played))
+    reached = float(make_learner(first).settings.epsilon(played))
     second = dataclasses.replace(
         first,
         train=dataclasses.replace(first.train, games=2000),
@@ -238,7 +235,7 @@ def test_resuming_may_change_the_schedule_on_purpose(tmp_path):
         ),
     )
     resumed = train(second, run_dir=run, progress=False, resume=True)
-    spec = resumed.learner.spec
+    spec = resumed.learner.settings
     assert float(spec.epsilon(played)) == pytest.approx(reached)
     assert float(spec.epsilon(played + 100)) == pytest.approx(reached * 0.99**100, rel=1e-4)
     assert int(resumed.carry.games) >= 2000
@@ -269,3 +266,44 @@ def test_agent_loads_the_parameters_of_a_run_whose_game_state_layout_changed(tmp
     assert np.isfinite(agent.move_values(agent.game.init(jax.random.key(0)))).any()
     with pytest.raises(CheckpointError, match="could not be restored"):
         train(config, run_dir=tmp_path / "run", progress=False, resume=True)
+
+
+OLD_RUNS = pathlib.Path(__file__).resolve().parent / "data" / "checkpoints-0.1.0"
+
+
+@pytest.mark.parametrize("kind", ["q", "td"])
+def test_checkpoints_of_jaxgames_0_1_0_load_and_resume_to_the_same_parameters(tmp_path, kind):
+    """Runs saved by 0.1.0 (every kind's settings in both config sections, the replay buffer
+    under its old array names): their agents load, and resumed to 600 games they reach the
+    parameters that 0.1.0 itself reached (tests/data/checkpoints-0.1.0/README.md)."""
+    import shutil
+
+    run = tmp_path / kind
+    shutil.copytree(OLD_RUNS / kind, run)
+    agent = jaxgames.load(run)
+    assert agent.meta["games"] == 303 if kind == "q" else agent.meta["games"] > 300
+    assert np.isfinite(agent.move_values(agent.game.init(jax.random.key(0)))).any()
+    config, _, _, _ = checkpoint.read_meta(run)
+    config = dataclasses.replace(config, train=dataclasses.replace(config.train, games=600))
+    resumed = train(config, run_dir=run, progress=False, resume=True)
+    want = np.load(OLD_RUNS / "continued.npz")
+    np.testing.assert_array_equal(np.asarray(resumed.params["w"]), want[f"{kind}['w']"])
+    if kind == "td":
+        np.testing.assert_array_equal(np.asarray(resumed.average["w"]), want["td-average['w']"])
+
+
+def test_a_checkpoint_of_other_rules_cannot_be_resumed(tmp_path):
+    """Checkpoints record the version of the game's rules; resuming under other rules (whose
+    states may mean something else) is refused, naming both versions."""
+    config = small_config(games=200, every=0)
+    train(config, run_dir=tmp_path / "run", progress=False)
+    meta_file = next((tmp_path / "run" / "checkpoints").glob("*/meta/metadata"))
+    meta = json.loads(meta_file.read_text())
+    assert meta["game"]["version"] == jaxgames.make("tictactoe").version
+    meta["game"]["version"] = 99
+    meta_file.write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match="version 99 of the tictactoe rules"):
+        train(
+            small_config(games=400, every=0), run_dir=tmp_path / "run", progress=False, resume=True
+        )
+    assert jaxgames.load(tmp_path / "run").meta["game"]["version"] == 99  # the agent still loads

@@ -275,7 +275,7 @@ def test_eval_lists_the_agents_mistakes(trained):
 
 
 def test_mistakes_are_printed_one_position_a_line(capsys):
-    from jaxgames.evaluation import Mistake, MistakeReport
+    from jaxgames.analysis import Mistake, MistakeReport
 
     nan = float("nan")
     mistake = Mistake((0,), 1, (nan, -1.0, 0.0, -1.0, 0.0, -1.0, 0.0, -1.0, 0.0), 3)

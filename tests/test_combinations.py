@@ -11,8 +11,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from jaxgames.builders import make_learner
 from jaxgames.config import Config, from_dict
-from jaxgames.training import make_learner, train
+from jaxgames.training import train
 from tests.test_learning import run
 
 APPROXIMATORS = {

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import jaxgames
 from jaxgames import core
+from jaxgames.registry import resolve_options
 from tests.helpers import (
     GAME_VARIANTS,
     batched_step,
@@ -256,3 +257,16 @@ def test_stones_and_items_are_conserved(variant):
             np.testing.assert_array_equal(
                 own, (steps + game.num_players - 1 - p) // game.num_players
             )
+
+
+@pytest.mark.parametrize("variant", GAME_VARIANTS, ids=variant_id)
+def test_the_record_states_a_length_bound_a_version_and_its_options(variant):
+    """The registry stamps the resolved options on the record; `max_moves` is the bound that
+    random games are played to in the well-formedness test above (every game ends within
+    it; 2048's bound is arithmetic, see its module)."""
+    name, options = variant
+    game = jaxgames.make(name, **options)
+    assert game.max_moves >= 1 and game.version >= 1
+    assert dict(game.options) == resolve_options(name, options)
+    assert max_game_length(game) == (400 if name == "2048" else game.max_moves)
+    assert jaxgames.make(name, **options) is game  # one record per option set

@@ -251,7 +251,7 @@ def test_uci_search_rebuilds_the_shipped_set():
 def test_uci_evaluations_score_an_oracle_perfectly():
     import jax.numpy as jnp
 
-    from jaxgames.evaluation import uci_connect4_accuracy, uci_connect4_versus
+    from jaxgames.analysis import uci_connect4_accuracy, uci_connect4_versus
 
     game = jaxgames.make("connect_four")
     boards, outcomes = datasets.load_uci_connect4()

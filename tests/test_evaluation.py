@@ -88,7 +88,7 @@ def test_wrong_number_of_opponents_is_rejected():
 
 def test_one_param_policy_opponent_takes_every_other_seat():
     """A ParamPolicy is a NamedTuple: alone, it is one opponent, not a list of them."""
-    from jaxgames.selfplay import ParamPolicy
+    from jaxgames.policies import ParamPolicy
 
     game = jaxgames.make("nim3p")
     opponent = ParamPolicy(lambda params, states, key: first_legal(states, key), None)
@@ -144,7 +144,7 @@ def test_mistakes_against_the_perfect_player_are_exactly_the_lost_games():
     """TicTacToe is a draw and the perfect player converts every mistake into a win: a
     random agent loses exactly the games in which it made a mistake; a perfect one makes
     none."""
-    from jaxgames.evaluation import mistakes
+    from jaxgames.analysis import mistakes
     from jaxgames.opponents import make_opponent, perfect_values
 
     game = jaxgames.make("tictactoe")
@@ -177,7 +177,7 @@ def test_mistakes_against_the_perfect_player_are_exactly_the_lost_games():
 def test_connect_four_mistakes_use_the_solver_values():
     """Always the leftmost column, moving first: the first move is already a mistake (only the
     centre column wins the empty 7x6 board; columns 2 and 4 draw)."""
-    from jaxgames.evaluation import mistakes
+    from jaxgames.analysis import mistakes
     from jaxgames.opponents import make_opponent, perfect_values
 
     game = jaxgames.make("connect_four")

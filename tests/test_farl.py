@@ -39,6 +39,7 @@ STUB = ValueModel(
     afterstate_features=None,
     value=lambda params, player, f, action: params[player, f[0], action],
     update=None,
+    describe=None,
 )
 GAME2 = jaxgames.make("tictactoe")
 
@@ -74,23 +75,33 @@ def memory(players, last, valid, pending, actions=None, elig=None):
     )
 
 
-def decision(after_board, rewards, done, value, bootstrap=None, action=0, random=False):
+def decision(after_board, rewards, done, value, best=None, action=0, random=False):
+    """The chosen move: its value, and every move's (`best` on the move after `action`, the
+    rest `value`: the best legal value for Q-learning when it is larger)."""
     after = GAME2.init(None).replace(
         rewards=jnp.asarray(rewards, jnp.float32), terminated=jnp.bool_(done)
     )
-    return farl._Decision(
+    values = jnp.full(GAME2.num_actions, value, jnp.float32)
+    if best is not None:
+        values = values.at[action + 1].set(best)
+    return farl.Decision(
         jnp.int32(action),
         jnp.bool_(random),
         after,
         jnp.array([after_board], jnp.int32),
         jnp.float32(value),
-        jnp.float32(value if bootstrap is None else bootstrap),
+        values,
     )
 
 
-def spec(**kw):
+def spec(horizon=None, **kw):
+    """FARL settings; `horizon` h through the cut lambda^(h - 1/2), which gives exactly h."""
     base = dict(kind="td", alpha=Schedule("constant", 1.0), epsilon=Schedule("constant", 0.0))
-    return farl.LearnerSpec(**{**base, **kw})
+    if horizon is not None:
+        base["horizon_cut"] = kw["lam"] ** (horizon - 0.5)
+    config = farl.FarlConfig(**{**base, **kw})
+    assert horizon is None or config.horizon == horizon
+    return config
 
 
 def mover_rows(s, mem, state, d, features=None):
@@ -205,7 +216,7 @@ def test_sarsa_and_q_targets():
     assert float(hits.signal[0]) == pytest.approx(0.9 - 0.7)
     assert int(new.last[0, 0]) == 2 and int(new.last_action[0]) == 1
     # Q: the bootstrap is the best legal Q of the new state, whatever was played.
-    d = decision(after_board=0, rewards=[0, 0], done=False, value=0.2, bootstrap=0.9, action=0)
+    d = decision(after_board=0, rewards=[0, 0], done=False, value=0.2, best=0.9, action=0)
     hits, *_ = mover_rows(spec(kind="q"), mem, state_of(0), d, board_2)
     assert float(hits.signal[0]) == pytest.approx(0.9 - 0.7)
     # The pair that ends a game moves toward that move's reward.
@@ -301,19 +312,20 @@ def test_an_eligibility_update_moves_the_history_weights_by_hand_computed_steps(
     np.testing.assert_allclose(moved, want, rtol=1e-5)
 
 
-def test_learner_spec_rejects_bad_settings():
+def test_farl_settings_reject_bad_values():
     with pytest.raises(ValueError, match="kind 'mc'"):
-        farl.LearnerSpec(kind="mc")
-    with pytest.raises(ValueError, match="horizon"):
-        dataclasses.replace(farl.LearnerSpec(), horizon=0)
+        farl.FarlConfig(kind="mc")
+    with pytest.raises(ValueError, match=r"horizon_cut=0\.0"):
+        farl.FarlConfig(lam=0.5, horizon_cut=0.0)
+    with pytest.raises(ValueError, match=r"lam=1\.0"):
+        farl.FarlConfig(lam=1.0)
 
 
 def _othello_learner(games: int = 512):
-    from jaxgames.cli import resolve_config_path
-    from jaxgames.config import load_config
-    from jaxgames.training import make_learner
+    from jaxgames import presets
+    from jaxgames.builders import make_learner
 
-    config = load_config(resolve_config_path("othello-td-farl"))
+    config = presets.load("othello-td-farl")
     train = dataclasses.replace(config.train, batch_size=32, games=games, chunk_steps=8)
     return make_learner(dataclasses.replace(config, train=train))
 
@@ -323,7 +335,7 @@ def test_legal_moves_alone_are_valued_like_every_move_in_several_passes():
     with 1 slot per game every batch takes several passes. Same scores, rewards and ends as
     valuing all 65 afterstates of every game."""
     learner = _othello_learner()
-    game, model, spec = learner.game, learner.model, learner.spec
+    game, model, spec = learner.game, learner.model, learner.settings
     assert farl.compact_slots(game, model, spec) > 0
     # mid-game positions, some with many moves (the conformance suite's compiled driver)
     _, games = sample_games(game, jax.random.key(0))
@@ -335,7 +347,7 @@ def test_legal_moves_alone_are_valued_like_every_move_in_several_passes():
     legal = np.asarray(states.legal_action_mask)
     assert legal.sum(-1).max() > 1
     every = jax.jit(
-        jax.vmap(functools.partial(farl.action_scores, game, model, spec), (None, 0, 0))
+        jax.vmap(functools.partial(farl.all_action_scores, game, model, spec), (None, 0, 0))
     )
     scores, values, after, _ = every(params, states, features)
     # 1 slot per game: several passes per batch (training's 16 slots take one pass here)
@@ -357,7 +369,7 @@ def test_training_on_legal_moves_alone_learns_the_same_weights(monkeypatch):
     compact, _ = learner.chunk(learner.init(jax.random.key(3)))
     monkeypatch.setattr(farl, "COMPACT_SLOTS", 1000)  # more than 65 / 2: value every move
     every = _othello_learner()
-    assert farl.compact_slots(every.game, every.model, every.spec) == 0
+    assert farl.compact_slots(every.game, every.model, every.settings) == 0
     full, _ = every.chunk(every.init(jax.random.key(3)))
     assert int(compact.moves) == int(full.moves) > 0
     np.testing.assert_array_equal(np.asarray(compact.states.board), np.asarray(full.states.board))

@@ -1,6 +1,6 @@
 """Seeded training runs that must reach a stated strength: the real tests of the learners.
 
-Each run uses a preset from configs/ (shortened where the preset is longer than a test should
+Each run uses a preset (`jaxgames.presets`, shortened where the preset is longer than a test should
 take) and plays the trained agent against the perfect player in every seat.
 """
 
@@ -15,15 +15,16 @@ import numpy as np
 import pytest
 
 import jaxgames
+from jaxgames import presets
 from jaxgames.approximators import ntuple
-from jaxgames.config import check_config, load_config
+from jaxgames.config import check_config
 from jaxgames.training import train
 
-CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "configs"
+REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
 def run(preset: str, **overrides) -> dict:
-    config = load_config(CONFIGS / f"{preset}.yaml")
+    config = presets.load(preset)
     sections = {}
     for key, value in overrides.items():
         section, field = key.split("__")
@@ -77,8 +78,8 @@ def test_train_script_writes_a_run_folder(tmp_path):
     out = tmp_path / "run"
     cmd = [
         sys.executable,
-        str(CONFIGS.parent / "train" / "train.py"),
-        str(CONFIGS / "nim-td-farl.yaml"),
+        str(REPO / "train" / "train.py"),
+        str(presets.path("nim-td-farl")),
         "--out",
         str(out),
         "--train.games",
@@ -98,22 +99,29 @@ def test_train_script_writes_a_run_folder(tmp_path):
     assert (out / "checkpoints").is_dir() and (out / "curve.png").is_file()
 
 
-@pytest.mark.parametrize("path", sorted(CONFIGS.glob("*.yaml")), ids=lambda p: p.stem)
-def test_every_preset_loads_and_passes_its_checks(path):
-    check_config(load_config(path))
+@pytest.mark.parametrize("name", presets.names())
+def test_every_preset_loads_and_passes_its_checks(name):
+    config = presets.load(name)
+    check_config(config)
+    assert presets.summary(name), "every preset has a description"
 
 
 def test_the_140_tuple_connect_four_preset_extends_gbgs_tuples():
-    gbg = load_config(CONFIGS / "connect4-td-farl.yaml")
-    big = load_config(CONFIGS / "connect4-td-farl-140t.yaml")
-    tuples = big.approximator.tuples
-    assert len(tuples) == 140 and tuples[:70] == gbg.approximator.tuples
+    gbg, big = presets.load("connect4-td-farl"), presets.load("connect4-td-farl-140t")
+    spec = jaxgames.make("connect_four").board_spec
+    tuples = ntuple.build_tuples(big.approximator, spec)
+    assert len(tuples) == 140 and tuples[:70] == ntuple.build_tuples(gbg.approximator, spec)
     assert all(len(set(t)) == 8 and all(0 <= c < 42 for c in t) for t in tuples)
     # the added 70 are the random walks the description names (key 7), as written out
-    walks = ntuple.random_walk_tuples(
-        jaxgames.make("connect_four").board_spec.neighbours, 70, 8, jax.random.key(7)
-    )
-    assert [list(t) for t in tuples[70:]] == walks
-    assert dataclasses.replace(big, description="", approximator=gbg.approximator) == (
-        dataclasses.replace(gbg, description="")
+    walks = ntuple.random_walk_tuples(spec.neighbours, 70, 8, jax.random.key(7))
+    assert tuples[70:] == walks
+    # GBG's 70 as its source lists them (XNTupleFuncsC4.fixedNTuples; its cell numbers run
+    # up the columns, col * 6 + row): the 1st, 35th and 70th, in ours (row * 7 + col)
+    ours = lambda gbg_cells: [(c % 6) * 7 + c // 6 for c in gbg_cells]
+    assert tuples[0] == ours([0, 6, 7, 12, 13, 14, 19, 21])
+    assert tuples[34] == ours([24, 26, 30, 31, 32, 33, 36, 37])
+    assert tuples[69] == ours([1, 2, 3, 4, 5, 6, 11, 12])
+    same = dataclasses.replace(big.approximator, tuple_sets=gbg.approximator.tuple_sets)
+    assert dataclasses.replace(big, description="", approximator=same) == dataclasses.replace(
+        gbg, description="", approximator=dataclasses.replace(gbg.approximator, combine="weight")
     )

@@ -1,4 +1,4 @@
-"""Linear approximator: seed 000's Connect Four features on drawn boards and against a plain
+"""Linear approximator: the FIAR notes' Connect Four features on drawn boards and against a plain
 Python reference, the raw one-hot features, and the update rule on hand-computed arrays."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Max/min self-play Q-learning (seed 003): targets on hand-made arrays, the replay ring buffer,
-and seeded runs that must reach a stated strength."""
+"""Max/min self-play Q-learning (the capstone report): targets on hand-made arrays, the replay
+ring buffer, and seeded runs that must reach a stated strength."""
 
 from __future__ import annotations
 
@@ -10,13 +10,13 @@ import pytest
 
 import jaxgames
 from jaxgames.approximators import ValueModel
+from jaxgames.builders import make_learner
 from jaxgames.config import Config, from_dict
 from jaxgames.learning import minimax_q
 from jaxgames.learning.schedules import Schedule
-from jaxgames.training import make_learner
 from tests.test_learning import run
 
-# A 3-state x 3-action table: features are the state's row.
+# A 3-state x 3-action table: features are the state's row (every game state reads row 1).
 TABLE = jnp.array([[0.1, 0.5, -0.2], [0.9, -0.7, 0.3], [0.0, 0.0, 0.0]])
 TABLE_MODEL = ValueModel(
     num_players=1,
@@ -24,16 +24,17 @@ TABLE_MODEL = ValueModel(
     output="identity",
     init=lambda key: TABLE,
     init_scratch=lambda params: None,
-    features=None,
+    features=lambda state: jnp.int32(1),
     afterstate_features=None,
     value=lambda params, player, f, a: params[f, a],
     update=None,
+    describe=None,
 )
 
 
 @pytest.mark.parametrize("jit", [False, True])
 def test_targets_take_max_for_the_first_player_and_min_for_the_second(jit):
-    batch = minimax_q.Replay(
+    batch = minimax_q.Transitions(
         features=jnp.zeros(4, jnp.int32),
         action=jnp.zeros(4, jnp.int32),
         reward=jnp.array([0.0, 0.0, 1.0, 0.0]),
@@ -41,11 +42,9 @@ def test_targets_take_max_for_the_first_player_and_min_for_the_second(jit):
         next_legal=jnp.array([[1, 1, 1], [1, 0, 1], [1, 1, 1], [0, 0, 1]], bool),
         next_max=jnp.array([True, False, True, True]),
         done=jnp.array([False, False, True, False]),
-        pos=jnp.int32(0),
-        size=jnp.int32(4),
     )
-    spec = minimax_q.MinimaxQSpec(gamma=0.9)
-    fn = minimax_q.targets
+    spec = minimax_q.MinimaxQConfig(gamma=0.9)
+    fn = minimax_q.target_values
     if jit:
         fn = jax.jit(fn, static_argnums=(0, 1))
     y = np.asarray(fn(TABLE_MODEL, spec, TABLE, batch))
@@ -57,12 +56,12 @@ def test_targets_take_max_for_the_first_player_and_min_for_the_second(jit):
 def test_scores_are_what_the_mover_maximises():
     game = jaxgames.make("tictactoe")
     state = game.init(jax.random.key(0))
-    spec = minimax_q.MinimaxQSpec()
+    spec = minimax_q.MinimaxQConfig()
     second = state.replace(current_player=jnp.int32(1))
-    s0, q0 = minimax_q.action_scores(game, TABLE_MODEL, spec, TABLE, state, jnp.int32(1))
-    s1, _ = minimax_q.action_scores(game, TABLE_MODEL, spec, TABLE, second, jnp.int32(1))
-    np.testing.assert_allclose(s0, q0)
-    np.testing.assert_allclose(s1, -q0)
+    s0 = minimax_q.action_scores(game, TABLE_MODEL, spec, TABLE, state)
+    s1 = minimax_q.action_scores(game, TABLE_MODEL, spec, TABLE, second)
+    np.testing.assert_allclose(s0, TABLE[1])
+    np.testing.assert_allclose(s1, -TABLE[1])
 
 
 def test_replay_buffer_fills_as_a_ring_and_the_target_follows_every_third_update():
@@ -97,10 +96,19 @@ def test_replay_buffer_fills_as_a_ring_and_the_target_follows_every_third_update
 def test_rejects_games_it_cannot_learn():
     with pytest.raises(ValueError, match="two-player zero-sum game, not 'nim3p'"):
         minimax_q.init_carry(
-            jaxgames.make("nim3p"), TABLE_MODEL, minimax_q.MinimaxQSpec(), jax.random.key(0)
+            jaxgames.make("nim3p"), TABLE_MODEL, minimax_q.MinimaxQConfig(), 4, jax.random.key(0)
+        )
+    with pytest.raises(ValueError, match="algorithm: max/min Q-learning needs"):
+        from_dict(
+            Config,
+            {
+                "game": {"name": "2048"},
+                "algorithm": {"kind": "minimax_q"},
+                "approximator": {"kind": "tabular"},
+            },
         )
     with pytest.raises(ValueError, match=r"replay_batch=64: expected 1\.\.replay_size"):
-        minimax_q.MinimaxQSpec(replay_size=10, replay_batch=64, alpha=Schedule())
+        minimax_q.MinimaxQConfig(replay_size=10, replay_batch=64, alpha=Schedule())
 
 
 @pytest.mark.optimized

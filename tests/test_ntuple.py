@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxgames
-from jaxgames.approximators import ntuple, ntuple_model, tabular
+from jaxgames.approximators import ntuple, tabular
 from tests.helpers import GAME_VARIANTS, max_game_length, play, random_games, variant_id
 
 TTT = jaxgames.make("tictactoe")
@@ -374,7 +374,7 @@ def _checkers(name, options):
         spec.neighbours, 6, min(4, spec.num_cells), jax.random.key(1)
     )
     net = ntuple.make_ntuple(spec, tuples, game.num_players, symmetries=True)
-    model = ntuple_model(game, net)
+    model = ntuple.model(game, net)
     full = jax.jit(jax.vmap(model.features))
     after_all = jax.jit(jax.vmap(jax.vmap(game.afterstate, in_axes=(None, 0)), in_axes=(0, None)))
     incremental = jax.jit(jax.vmap(model.afterstate_features))

@@ -13,22 +13,22 @@ from jaxgames.learning.schedules import Schedule
 
 class TargetsTest(chex.TestCase):
     @chex.variants(with_jit=True, without_jit=True)
-    def test_td_target_and_error(self):
-        td_error = self.variant(targets.td_error)
-        v_tm1 = jnp.array([0.5, 0.2, -0.1])
+    def test_td_target(self):
+        td_target = self.variant(targets.td_target)
         r_t = jnp.array([0.0, 1.0, 0.0])
         discount_t = jnp.array([1.0, 0.0, 0.9])  # the middle transition ends the game
         v_t = jnp.array([0.7, 0.3, 0.4])
-        np.testing.assert_allclose(
-            td_error(v_tm1, r_t, discount_t, v_t), [0.2, 0.8, 0.46], rtol=1e-6
-        )
+        np.testing.assert_allclose(td_target(r_t, discount_t, v_t), [0.7, 1.0, 0.36], rtol=1e-6)
 
     @chex.variants(with_jit=True, without_jit=True)
-    def test_sarsa_target_reads_the_taken_action(self):
-        sarsa = self.variant(targets.sarsa_target)
-        q_t = jnp.array([[0.1, 0.9, -0.3], [0.5, 0.2, 0.4]])
-        out = sarsa(jnp.array([0.0, 1.0]), jnp.array([1.0, 0.5]), q_t, jnp.array([2, 0]))
-        np.testing.assert_allclose(out, [-0.3, 1.25], rtol=1e-6)
+    def test_minimax_q_target_maxes_for_the_first_player_and_mins_for_the_second(self):
+        target = self.variant(targets.minimax_q_target)
+        q_t = jnp.array([0.1, 0.9, -0.3])
+        legal = jnp.array([True, False, True])
+        first = target(jnp.float32(0.0), jnp.float32(0.5), q_t, legal, jnp.bool_(True))
+        second = target(jnp.float32(1.0), jnp.float32(0.5), q_t, legal, jnp.bool_(False))
+        none = target(jnp.float32(-1.0), jnp.float32(1.0), q_t, ~jnp.ones(3, bool), jnp.bool_(True))
+        np.testing.assert_allclose([first, second, none], [0.05, 0.85, -1.0], rtol=1e-6)
 
     @chex.variants(with_jit=True, without_jit=True)
     def test_q_learning_target_maxes_over_legal_actions_only(self):

@@ -1,4 +1,4 @@
-"""Convolutional value / Q networks (flax) over a game's `observe` planes (seed 003).
+"""Convolutional value / Q networks (flax) over a game's `observe` planes (the capstone report).
 
     Q(s) = heads(dense(conv(...conv(planes(s)))))       float32[players, outputs]
 
@@ -17,17 +17,50 @@ alpha (exact for SGD and Adam, whose updates are linear in the learning rate).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Sequence
+from typing import Literal
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import optax
 
-from jaxgames.approximators.ntuple import Hits
+from jaxgames.approximators.base import (
+    OUTPUTS,
+    ApproximatorConfig,
+    Hits,
+    ValueModel,
+    afterstates_by_features,
+    squash,
+    weight_summary,
+)
+from jaxgames.core import Game
+from jaxgames.types import Array
 
-Array = jax.Array
 OPTIMIZERS = ("adam", "sgd")
+
+
+@dataclasses.dataclass(frozen=True)
+class CNNConfig(ApproximatorConfig):
+    """A CNN over the game's `observe` planes (`approximator: {kind: cnn, ...}`).
+
+    channels: output channels of each 3x3 conv layer.
+    hidden: width of the dense layer.
+    optimizer: "adam" or "sgd" (optax); the step size is `algorithm.alpha`, a multiplier on
+        the optimizer's update at learning rate 1.
+    output: "tanh" or "identity".
+    """
+
+    kind: Literal["cnn"] = "cnn"
+    channels: tuple[int, ...] = (32, 32)
+    hidden: int = 64
+    optimizer: Literal["adam", "sgd"] = "adam"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if not self.channels or min(self.channels) < 1 or self.hidden < 1:
+            raise ValueError(f"channels={list(self.channels)}, hidden={self.hidden}: expected >= 1")
 
 
 def patches3x3(x: Array) -> Array:
@@ -104,8 +137,8 @@ def make_cnn(
         raise ValueError(f"a CNN needs [H, W, C] planes, got shape {planes_shape}")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer {optimizer!r}; expected one of {', '.join(OPTIMIZERS)}")
-    if output not in ("tanh", "identity"):
-        raise ValueError(f"output {output!r}; expected 'tanh' or 'identity'")
+    if output not in OUTPUTS:
+        raise ValueError(f"output {output!r}; expected one of {OUTPUTS}")
     if not channels or min(channels) < 1 or hidden < 1:
         raise ValueError(f"CNN channels {list(channels)} and hidden {hidden} must be >= 1")
     tx = optax.adam(1.0) if optimizer == "adam" else optax.sgd(1.0)
@@ -123,13 +156,13 @@ def init(net: CNN, key: jax.Array) -> dict:
 
 def pre_value(net: CNN, params: dict, player: Array, planes: Array, action: Array) -> Array:
     """The head's pre-activation for one board (unbatched)."""
-    return net.module.apply(params["net"], planes)[player, action]
+    heads: Array = net.module.apply(params["net"], planes)  # type: ignore[assignment]
+    return heads[player, action]
 
 
 def value(net: CNN, params: dict, player: Array, planes: Array, action: Array) -> Array:
     """sigma(head) for one board (unbatched)."""
-    x = pre_value(net, params, player, planes, action)
-    return jnp.tanh(x) if net.output == "tanh" else x
+    return squash(net.output, pre_value(net, params, player, planes, action))
 
 
 def update(net: CNN, params: dict, hits: Hits, alpha: Array) -> dict:
@@ -148,3 +181,36 @@ def update(net: CNN, params: dict, hits: Hits, alpha: Array) -> dict:
     updates, opt = net.optimizer.update(grads, params["opt"], weights)
     weights = jax.tree.map(lambda w, u: w + alpha * u, weights, updates)  # optax updates descend
     return {"net": weights, "opt": opt}
+
+
+def make_model(game: Game, config: CNNConfig, players: int, outputs: int) -> ValueModel:
+    """A CNN over `observe(state, 0)` planes (the optimizer state lives in the params)."""
+    planes = jax.eval_shape(game.observe, game.init(jax.random.key(0)), 0).shape
+    net = make_cnn(
+        planes, players, outputs, config.channels, config.hidden, config.optimizer, config.output
+    )
+
+    def features(state) -> Array:
+        return game.observe(state, jnp.int32(0))
+
+    def describe(params: dict) -> list[str]:
+        return [
+            f"conv channels {list(config.channels)}, dense {config.hidden}, "
+            f"{config.optimizer}, {players} parameter set(s) x {outputs} output(s), "
+            f"output {config.output}",
+            weight_summary(params["net"]),
+        ]
+
+    return ValueModel(
+        num_players=net.num_players,
+        num_outputs=net.num_outputs,
+        output=net.output,
+        init=functools.partial(init, net),
+        init_scratch=lambda params: jnp.zeros((), jnp.int32),
+        features=features,
+        afterstate_features=afterstates_by_features(game, features),
+        value=functools.partial(value, net),
+        update=lambda params, scratch, hits, alpha: (update(net, params, hits, alpha), scratch),
+        describe=describe,
+        net=net,
+    )

@@ -1,14 +1,14 @@
-"""Linear value functions over hand-made board features (seed 000).
+"""Linear value functions over hand-made board features (the FIAR notes).
 
     value_p(s, a) = sigma(w[p, a] . phi(s))            w: float32[players, outputs, F]
 
-With `outputs = num_actions` this is seed 000's Q form, one weight vector per action (its "one
+With `outputs = num_actions` this is the FIAR notes' Q form, one weight vector per action (its "one
 level decision tree"); with `outputs = 1` it is a value head over afterstates for TD.
 
 Feature sets (`phi`, float32[F], unbatched):
 
 * `raw` (any game with a board description): one-hot cell states (num_cells x P) and a bias.
-* `fiar` (Connect Four of any size, seed 000): from the first player's point of view,
+* `fiar` (Connect Four of any size, the FIAR notes): from the first player's point of view,
   1. raw cells: +1 first player, -1 second player, 0 empty (rows x cols);
   2. per player and column (2 x 3 x cols), with L the cell where a stone dropped into the
      column lands (the column's top unused row) and T the column's top stone (its top used
@@ -22,7 +22,7 @@ Feature sets (`phi`, float32[F], unbatched):
      completes `connect`) on a row of its parity: odd rows counted from 1 at the bottom for the
      first player, even rows for the second;
   4. a bias (1.0).
-  Seed 000 writes the features from the mover's point of view ("own" / "opponent") and keeps
+  The FIAR notes writes the features from the mover's point of view ("own" / "opponent") and keeps
   separate weights per role; with separate weights per player the fixed point of view used here
   is the same model (the two differ by a sign flip of the raw cells and a swap of the
   per-player features, which a player's own weights absorb) and one feature vector serves
@@ -36,16 +36,44 @@ minibatch SGD; the right choice when B games share a handful of weight vectors).
 from __future__ import annotations
 
 import dataclasses
+import functools
+from typing import Literal
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.approximators.ntuple import Hits
+from jaxgames.approximators.base import (
+    OUTPUTS,
+    ApproximatorConfig,
+    Hits,
+    ValueModel,
+    afterstates_by_features,
+    squash,
+    weight_summary,
+)
 from jaxgames.core import Game, State
+from jaxgames.types import Array, PRNGKey
 
-Array = jax.Array
 FEATURE_SETS = ("raw", "fiar")
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearConfig(ApproximatorConfig):
+    """A linear function of hand-made features (`approximator: {kind: linear, ...}`).
+
+    features: "raw" (one-hot cells, any game) or "fiar" (the four-in-a-row features of the
+        linear SARSA notes, Connect Four of any size).
+    output: "tanh" (the value is tanh of the weighted sum, bounded like the rewards) or
+        "identity" (the weighted sum itself: a linear model in the strict sense).
+    combine: how several games' hits on one weight vector in one lockstep step combine:
+        summed ("sequential") or averaged ("mean", minibatch SGD: with B games sharing a few
+        weight vectors, each transition then moves them by about alpha / (B / vectors)).
+    """
+
+    kind: Literal["linear"] = "linear"
+    features: Literal["raw", "fiar"] = "raw"
+    combine: Literal["sequential", "mean"] = "sequential"
 
 
 def _windows(rows: int, cols: int, connect: int) -> np.ndarray:
@@ -160,8 +188,8 @@ class LinearNet:
     combine: str = "mean"
 
     def __post_init__(self):
-        if self.output not in ("tanh", "identity"):
-            raise ValueError(f"output {self.output!r}; expected 'tanh' or 'identity'")
+        if self.output not in OUTPUTS:
+            raise ValueError(f"output {self.output!r}; expected one of {OUTPUTS}")
         if self.combine not in ("sequential", "mean"):
             raise ValueError(f"combine {self.combine!r}; expected 'sequential' or 'mean'")
 
@@ -173,8 +201,7 @@ def init(net: LinearNet) -> dict:
 
 def value(net: LinearNet, params: dict, player: Array, features: Array, action: Array) -> Array:
     """sigma(w[player, action] . features) (unbatched)."""
-    x = jnp.dot(params["w"][player, action], features)
-    return jnp.tanh(x) if net.output == "tanh" else x
+    return squash(net.output, jnp.dot(params["w"][player, action], features))
 
 
 def update(net: LinearNet, params: dict, hits: Hits, alpha: Array) -> dict:
@@ -189,3 +216,39 @@ def update(net: LinearNet, params: dict, hits: Hits, alpha: Array) -> dict:
         step = step / jnp.maximum(count, 1.0)[:, None]
     w = params["w"] + alpha * step.reshape(params["w"].shape)
     return {"w": w}
+
+
+def make_model(game: Game, config: LinearConfig, players: int, outputs: int) -> ValueModel:
+    """A linear model over `config.features` of `game`'s states."""
+    if game.stochastic:
+        raise ValueError(f"linear features are for deterministic games, not {game.name!r}")
+    net = LinearNet(
+        players, outputs, num_features(game, config.features), config.output, config.combine
+    )
+    features = make_features(game, config.features)
+
+    def init_model(key: PRNGKey) -> dict:
+        del key
+        return init(net)
+
+    def describe(params: dict) -> list[str]:
+        return [
+            f"'{config.features}' features ({net.num_features}), combine {net.combine}, "
+            f"{net.num_players} parameter set(s) x {net.num_outputs} output(s), "
+            f"output {net.output}",
+            weight_summary(params),
+        ]
+
+    return ValueModel(
+        num_players=net.num_players,
+        num_outputs=net.num_outputs,
+        output=net.output,
+        init=init_model,
+        init_scratch=lambda params: jnp.zeros((), jnp.int32),
+        features=features,
+        afterstate_features=afterstates_by_features(game, features),
+        value=functools.partial(value, net),
+        update=lambda params, scratch, hits, alpha: (update(net, params, hits, alpha), scratch),
+        describe=describe,
+        net=net,
+    )

@@ -49,20 +49,110 @@ are unbatched and jittable; `net` is static.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import importlib.resources
+import json
+import typing
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Literal
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames.core import BoardSpec
+from jaxgames.approximators.base import (
+    OUTPUTS,
+    ApproximatorConfig,
+    Hits,
+    ValueModel,
+    afterstates_by_features,
+    squash,
+)
+from jaxgames.core import BoardSpec, Game
+from jaxgames.types import Array, ArrayLike, PRNGKey
 
-Array = jax.Array
 Params = dict[str, Array]
 
-OUTPUTS = ("tanh", "identity")
 TCL_MODES = ("none", "identity", "exponential")
+COMBINE = ("sequential", "weight", "mean")
+
+
+@dataclasses.dataclass(frozen=True)
+class NTupleConfig(ApproximatorConfig):
+    """An n-tuple network (`approximator: {kind: ntuple, ...}`).
+
+    tuple_sets: named tuple sets shipped with the package (`tuple_sets()` lists them, e.g.
+        "gbg-c4-70", GBG's 70 Connect Four 8-tuples), taken first.
+    tuples: explicit tuples (lists of cells), taken next.
+    num_tuples, tuple_length, tuple_seed: then `num_tuples` random walks of `tuple_length`
+        cells over the board's neighbourhoods, drawn with `tuple_seed` (0 tuples: none).
+    symmetries: sum over the board's symmetries.
+    output: "tanh" or "identity".
+    tcl: temporal coherence learning: "none", "identity" or "exponential" (beta `tcl_beta`,
+        accumulators start at `tcl_init`).
+    combine: how hits of several games on one weight in one lockstep step combine:
+        "sequential" (like that many sequential updates, by component averaging), "weight"
+        (per weight; kept so that results measured with it reproduce) or "mean".
+    """
+
+    kind: Literal["ntuple"] = "ntuple"
+    tuple_sets: tuple[str, ...] = ()
+    tuples: tuple[tuple[int, ...], ...] | None = None
+    num_tuples: int = 0
+    tuple_length: int = 0
+    tuple_seed: int = 0
+    symmetries: bool = True
+    tcl: Literal["none", "identity", "exponential"] = "none"
+    tcl_beta: float = 2.7
+    tcl_init: float = 1e-4
+    combine: Literal["sequential", "weight", "mean"] = "sequential"
+
+    def __post_init__(self):
+        super().__post_init__()
+        unknown = [name for name in self.tuple_sets if name not in tuple_sets()]
+        if unknown:
+            raise ValueError(
+                f"tuple set(s) {', '.join(map(repr, unknown))}; known sets: "
+                f"{', '.join(tuple_sets())}"
+            )
+        if not self.tuple_sets and not self.tuples and self.num_tuples < 1:
+            raise ValueError(
+                "give tuple_sets, tuples, or num_tuples >= 1 random walks of tuple_length >= 1 "
+                f"cells (got num_tuples={self.num_tuples}, tuple_length={self.tuple_length})"
+            )
+        if self.num_tuples < 0 or (self.num_tuples and self.tuple_length < 1):
+            raise ValueError(
+                f"num_tuples={self.num_tuples}, tuple_length={self.tuple_length}: random walks "
+                "need num_tuples >= 0 and tuple_length >= 1"
+            )
+
+
+@functools.cache
+def _tuple_set_file() -> dict:
+    data = importlib.resources.files("jaxgames.data").joinpath("tuple_sets.json")
+    return json.loads(data.read_text())
+
+
+def tuple_sets() -> dict[str, str]:
+    """The named tuple sets shipped with the package: name -> description."""
+    return {name: entry["description"] for name, entry in _tuple_set_file().items()}
+
+
+def tuple_set(name: str) -> list[list[int]]:
+    """The tuples of a named set (raises ValueError for an unknown name)."""
+    if name not in _tuple_set_file():
+        raise ValueError(f"tuple set {name!r}; known sets: {', '.join(tuple_sets())}")
+    return [list(t) for t in _tuple_set_file()[name]["tuples"]]
+
+
+def build_tuples(config: NTupleConfig, spec: BoardSpec) -> list[list[int]]:
+    """The configured tuples: named sets, then explicit tuples, then seeded random walks."""
+    out = [t for name in config.tuple_sets for t in tuple_set(name)]
+    out += [list(t) for t in config.tuples or ()]
+    if config.num_tuples:
+        key = jax.random.key(config.tuple_seed)
+        out += random_walk_tuples(spec.neighbours, config.num_tuples, config.tuple_length, key)
+    return out
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -145,16 +235,16 @@ def make_ntuple(
         raise ValueError(f"output={output!r}; expected one of {OUTPUTS}")
     if tcl not in TCL_MODES:
         raise ValueError(f"tcl={tcl!r}; expected one of {TCL_MODES}")
-    tuples = tuple(tuple(int(c) for c in t) for t in tuples)
-    if not tuples:
+    cells = tuple(tuple(int(c) for c in t) for t in tuples)
+    if not cells:
         raise ValueError("an n-tuple network needs at least one tuple")
-    for t in tuples:
-        if not t or len(set(t)) != len(t) or min(t) < 0 or max(t) >= spec.num_cells:
+    for one in cells:
+        if not one or len(set(one)) != len(one) or min(one) < 0 or max(one) >= spec.num_cells:
             raise ValueError(
-                f"bad tuple {list(t)}: cells must be distinct and in [0, {spec.num_cells - 1}]"
+                f"bad tuple {list(one)}: cells must be distinct and in [0, {spec.num_cells - 1}]"
             )
     p = spec.num_cell_states
-    sizes = [p ** len(t) for t in tuples]
+    sizes = [p ** len(t) for t in cells]
     table_size = sum(sizes)
     if table_size * num_players * num_outputs >= 2**31:
         raise ValueError(
@@ -162,14 +252,14 @@ def make_ntuple(
             "use fewer or shorter tuples"
         )
     perms = spec.symmetries if symmetries else spec.symmetries[:1]
-    width = max(len(t) for t in tuples)
-    pairs = [(t, s) for t in range(len(tuples)) for s in range(len(perms))]
+    width = max(len(t) for t in cells)
+    pairs = [(t, s) for t in range(len(cells)) for s in range(len(perms))]
     ts_cells = np.full((len(pairs), width), spec.num_cells, np.int32)
     ts_place = np.zeros((len(pairs), width), np.int32)
     cell_place = np.zeros((spec.num_cells + 1, len(pairs)), np.int32)
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int32)
     for k, (t, s) in enumerate(pairs):
-        for j, cell in enumerate(tuples[t]):
+        for j, cell in enumerate(cells[t]):
             read = perms[s][cell]  # symmetric board s shows at `cell` the board's cell `read`
             ts_cells[k, j] = read
             ts_place[k, j] = p**j
@@ -179,7 +269,7 @@ def make_ntuple(
         num_outputs=num_outputs,
         num_cells=spec.num_cells,
         num_cell_states=p,
-        tuples=tuples,
+        tuples=cells,
         num_symmetries=len(perms),
         output=output,
         tcl=tcl,
@@ -293,23 +383,21 @@ def index_shift(net: NTupleNet, encoded: Array, cells: Array, new: Array) -> Arr
     return jnp.sum(diff[:, None] * jnp.asarray(net.cell_place)[cells], axis=0)
 
 
-def _squash(net: NTupleNet, total: Array) -> Array:
-    return jnp.tanh(total) if net.output == "tanh" else total
-
-
-def _outputs(net: NTupleNet, action: Array) -> Array:
+def _outputs(net: NTupleNet, action: ArrayLike) -> Array:
     """int32[TS]: the LUT set each pair reads for `action` (0 for value networks)."""
     if net.num_outputs == 1:
         return jnp.zeros(net.num_pairs, jnp.int32)
     return jnp.asarray(net.action_sym)[net.ts_sym, action]
 
 
-def flat_index(net: NTupleNet, player: Array, outputs: Array, idx: Array) -> Array:
+def flat_index(net: NTupleNet, player: ArrayLike, outputs: ArrayLike, idx: Array) -> Array:
     """Index into the flat `params["w"]` of LUT entries `idx` of (player, outputs)."""
-    return (player * net.num_outputs + outputs) * net.table_size + idx
+    return typing.cast(Array, (player * net.num_outputs + outputs) * net.table_size + idx)
 
 
-def value(net: NTupleNet, params: Params, player: Array, idx: Array, action: Array = 0) -> Array:
+def value(
+    net: NTupleNet, params: Params, player: ArrayLike, idx: Array, action: ArrayLike = 0
+) -> Array:
     """V_p(board), or Q_p(board, action) for Q-networks (unbatched).
 
     Args:
@@ -322,7 +410,7 @@ def value(net: NTupleNet, params: Params, player: Array, idx: Array, action: Arr
         float32 scalar.
     """
     flat = flat_index(net, player, _outputs(net, action), idx)
-    return _squash(net, jnp.sum(params["w"][flat]))
+    return squash(net.output, jnp.sum(params["w"][flat]))
 
 
 def q_values(net: NTupleNet, params: Params, player: Array, idx: Array) -> Array:
@@ -331,40 +419,10 @@ def q_values(net: NTupleNet, params: Params, player: Array, idx: Array) -> Array
     return jax.vmap(lambda a: value(net, params, player, idx, a))(actions)
 
 
-class Hits(NamedTuple):
-    """M update requests, each for everything one board's value depends on.
-
-    Attributes:
-        player: int32[M], whose parameters.
-        action: int32[M], the Q output (0 for value networks).
-        features: [M, ...] the boards' features (for n-tuples: int32[M, TS] `indices`).
-        signal: float32[M], the recommended change before step size: delta * sigma' * lambda^k.
-        valid: bool[M]; invalid rows change nothing.
-        gain: float32[M] or None (= 1): the share of its error that one request, alone and at
-            step size 1, removes from its own board's output: sigma'(v)^2 (times lambda^k for
-            an eligibility row). The n-tuple update's "sequential" combine uses it.
-        lead: int32[M] or None (= 0): the offset (<= 0) from a request to the request whose
-            update it is part of: 0 for a board's own request, -k for the k-th board of its
-            eligibility history, which moves with the same delta in the same sequential
-            update and so shares that board's combine scale.
-    """
-
-    player: Array
-    action: Array
-    features: Array
-    signal: Array
-    valid: Array
-    gain: Array | None = None
-    lead: Array | None = None
-
-
 def tcl_factor(net: NTupleNet, acc: Array) -> Array:
     """Per-weight TCL step factor from accumulators `acc[..., (N, A)]`."""
     ratio = jnp.abs(acc[..., 0]) / acc[..., 1]
     return jnp.exp(net.tcl_beta * (ratio - 1.0)) if net.tcl == "exponential" else ratio
-
-
-COMBINE = ("sequential", "weight", "mean")
 
 
 def _sequential_share(r: Array, n: Array) -> Array:
@@ -457,3 +515,78 @@ def update(
 def active_fraction(net: NTupleNet, params: Params) -> Array:
     """float32[num_players]: share of each player's weights that are not zero (GBG's measure)."""
     return jnp.mean((weights(net, params) != 0).reshape(net.num_players, -1), axis=-1)
+
+
+def model(game: Game, net: NTupleNet, combine: str = "sequential") -> ValueModel:
+    """A ValueModel over an n-tuple (or tabular) network; `combine` as in `update`."""
+    spec = game.board_spec
+
+    def features(state) -> Array:
+        return indices(net, spec.encode(state))
+
+    incremental = spec.changes is not None and not game.stochastic
+    if incremental:
+
+        def afterstate_features(state, idx: Array) -> Array:
+            encoded = spec.encode(state)
+            cells, new = spec.changes(state, encoded)
+            shift = jax.vmap(lambda c, n: index_shift(net, encoded, c, n))(cells, new)
+            return idx[None, :] + shift
+
+    else:
+        afterstate_features = afterstates_by_features(game, features)
+
+    def init_model(key: PRNGKey) -> Params:
+        del key
+        return init(net)
+
+    def update_model(params, scratch, hits, alpha):
+        return update(net, params, hits, alpha, scratch, combine)
+
+    return ValueModel(
+        num_players=net.num_players,
+        num_outputs=net.num_outputs,
+        output=net.output,
+        init=init_model,
+        init_scratch=lambda params: init_counts(net),
+        features=features,
+        afterstate_features=afterstate_features,
+        value=lambda params, player, idx, action: value(net, params, player, idx, action),
+        update=update_model,
+        describe=functools.partial(describe, net, combine),
+        incremental=incremental,
+        net=net,
+    )
+
+
+def describe(net: NTupleNet, combine: str, params: Params) -> list[str]:
+    """What the network is and what its weights hold (for `jaxgames inspect`)."""
+    lengths = sorted({len(t) for t in net.tuples})
+    active = np.asarray(active_fraction(net, params))
+    w = np.asarray(weights(net, params))
+    return [
+        f"{len(net.tuples)} tuples of length {lengths}, P={net.num_cell_states}, "
+        f"{net.num_symmetries} symmetries, TCL {net.tcl}, combine {combine}, "
+        f"{net.num_players} parameter set(s) x {net.num_outputs} output(s), output {net.output}",
+        f"{w.size:,} weights; active (non-zero) by player: "
+        + ", ".join(f"{p}: {a:.2%}" for p, a in enumerate(active))
+        + f"; mean |w| {np.abs(w).mean():.4g}",
+    ]
+
+
+def make_model(game: Game, config: NTupleConfig, players: int, outputs: int) -> ValueModel:
+    """The n-tuple network of `config` on `game`'s board."""
+    if game.board_spec is None:
+        raise ValueError(f"{game!r} has no board description for n-tuple networks")
+    net = make_ntuple(
+        game.board_spec,
+        build_tuples(config, game.board_spec),
+        players,
+        outputs,
+        symmetries=config.symmetries,
+        output=config.output,
+        tcl=config.tcl,
+        tcl_beta=config.tcl_beta,
+        tcl_init=config.tcl_init,
+    )
+    return model(game, net, config.combine)

@@ -7,8 +7,26 @@ and the sparse update.
 
 from __future__ import annotations
 
+import dataclasses
+from typing import Literal
+
 from jaxgames.approximators import ntuple
-from jaxgames.core import BoardSpec
+from jaxgames.approximators.base import ApproximatorConfig, ValueModel
+from jaxgames.core import BoardSpec, Game
+
+
+@dataclasses.dataclass(frozen=True)
+class TabularConfig(ApproximatorConfig):
+    """A table over all boards (`approximator: {kind: tabular, ...}`).
+
+    symmetries: read the table on every symmetric copy of the board (sums them).
+    output: "tanh" or "identity".
+    combine: as for n-tuple networks ("sequential", "weight" or "mean").
+    """
+
+    kind: Literal["tabular"] = "tabular"
+    symmetries: bool = True
+    combine: Literal["sequential", "weight", "mean"] = "sequential"
 
 
 def make_tabular(
@@ -27,3 +45,11 @@ def make_tabular(
     return ntuple.make_ntuple(
         spec, [list(range(spec.num_cells))], num_players, num_outputs, symmetries, output
     )
+
+
+def make_model(game: Game, config: TabularConfig, players: int, outputs: int) -> ValueModel:
+    """The table of `config` over `game`'s boards."""
+    if game.board_spec is None:
+        raise ValueError(f"{game!r} has no board description for a table")
+    net = make_tabular(game.board_spec, players, outputs, config.symmetries, config.output)
+    return ntuple.model(game, net, config.combine)

@@ -3,7 +3,7 @@
 Rules: two players drop stones into columns; a stone falls to the lowest empty cell. Whoever
 first has `connect` stones in a row (horizontally, vertically or diagonally) wins (+1, the other
 -1). A full board without such a row is a draw (0, 0). The action is the column, 0..cols-1; a
-full column is illegal. 6 rows x 8 columns is the "FIAR" variant of seed 000.
+full column is illegal. 6 rows x 8 columns is the "FIAR" variant of the FIAR notes.
 
 Cells (6x7 shown), flat index = row * cols + col, row 0 at the bottom::
 
@@ -26,14 +26,12 @@ from __future__ import annotations
 
 import functools
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import core
 from jaxgames.games import grid
-
-Array = jax.Array
+from jaxgames.types import Array
 
 
 @functools.cache
@@ -56,7 +54,7 @@ def make_connect_four(rows: int = 6, cols: int = 7, connect: int = 4) -> core.Ga
         flat = jnp.where(cell_ids == cell, stone, flat)
         won = grid.wins_through(flat, cell, stone, table)
         terminated = won | (state.step_count + 1 >= num_cells)
-        rewards = jnp.where(won, jnp.where(jnp.arange(2) == player, 1.0, -1.0), 0.0)
+        rewards = jnp.where(won, core.win_rewards(player), 0.0)
         return state.replace(
             board=flat.reshape(rows, cols),
             current_player=1 - player,
@@ -65,8 +63,6 @@ def make_connect_four(rows: int = 6, cols: int = 7, connect: int = 4) -> core.Ga
             terminated=terminated,
             step_count=state.step_count + 1,
         )
-
-    afterstate = core.make_step(apply, core.two_player_forfeit)
 
     def encode(state: core.State) -> Array:
         board = state.board
@@ -100,19 +96,17 @@ def make_connect_four(rows: int = 6, cols: int = 7, connect: int = 4) -> core.Ga
         neighbours=grid.grid_neighbours(rows, cols, diagonal=False),
         changes=changes,
     )
-    return core.Game(
+    return core.deterministic_game(
         name="connect_four",
         num_players=2,
         num_actions=cols,
         board_shape=(rows, cols),
-        options=(("cols", cols), ("connect", connect), ("rows", rows)),
         init=init,
-        step=core.deterministic_step(afterstate),
+        apply=apply,
         observe=observe,
-        afterstate=afterstate,
-        chance=core.no_chance,
         render=render,
         action_names=tuple(f"column {c}" for c in range(cols)),
+        max_moves=num_cells,
         board_spec=board_spec,
     )
 

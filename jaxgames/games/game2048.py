@@ -8,7 +8,7 @@ nothing is illegal. After each move a new tile appears in a uniformly random emp
 with probability 0.9, a 4 with probability 0.1. The game starts with two such tiles and ends
 when no move changes the board; the score is the sum of all rewards.
 
-The move is split as the SPEC asks: `afterstate(state, action)` is the deterministic slide and
+The move is split in two: `afterstate(state, action)` is the deterministic slide and
 merge (it carries the move's reward), `chance(afterstate, key)` adds the random tile and finds
 the legal moves (and the end); `step = chance(afterstate(...))`.
 
@@ -26,6 +26,7 @@ ends the game with reward 0.
 from __future__ import annotations
 
 import functools
+import typing
 
 import jax
 import jax.numpy as jnp
@@ -33,10 +34,13 @@ import numpy as np
 
 from jaxgames import core
 from jaxgames.games import grid
+from jaxgames.types import Array
 
-Array = jax.Array
 SIZE = 4
 CELLS = SIZE * SIZE
+# Every move adds a 2 or a 4 to the tile sum, which 16 cells cap below 2^18 (the largest
+# tiles being 2^17, 2^16, ...): fewer than 2^17 moves in any game.
+MAX_MOVES = 2**17
 NUM_CELL_STATES = 15  # exponents 0 (empty) .. 14 (16384) for n-tuples; larger tiles share 14
 
 
@@ -50,9 +54,12 @@ def _compress(cols: list[Array]) -> list[Array]:
         rank.append(seen)
         seen = seen + nz.astype(seen.dtype)
     return [
-        sum(
-            jnp.where(nz & (r == k), c, 0).astype(c.dtype)
-            for c, nz, r in zip(cols, nonzero, rank, strict=True)
+        typing.cast(
+            Array,
+            sum(
+                jnp.where(nz & (r == k), c, 0).astype(c.dtype)
+                for c, nz, r in zip(cols, nonzero, rank, strict=True)
+            ),
         )
         for k in range(SIZE)
     ]
@@ -118,17 +125,6 @@ def _spawn(flat: Array, key: jax.Array) -> Array:
     return jnp.where(empty & (jnp.arange(CELLS) == cell), tile, flat)
 
 
-TILE_MILESTONES = (512, 1024, 2048, 4096, 8192, 16384, 32768)
-
-
-def tile_shares(boards) -> dict[int, float]:
-    """{tile: share of the boards whose highest tile is at least that tile} (host-side), for
-    boards of tile exponents [games, ...]: the distribution GBG reports for 2048."""
-    boards = np.asarray(boards).reshape(len(boards), -1)
-    top = 2 ** boards.max(axis=1).astype(np.int64)  # an empty board counts 1, below every milestone
-    return {tile: float(np.mean(top >= tile)) for tile in TILE_MILESTONES}
-
-
 def _action_symmetries(forward: np.ndarray) -> np.ndarray:
     """int32[S, 4]: direction a on the board is direction [s, a] on symmetric board s."""
     vectors = [(-1, 0), (0, 1), (1, 0), (0, -1)]
@@ -170,7 +166,7 @@ def make_2048() -> core.Game:
             step_count=state.step_count + 1,
         )
 
-    afterstate = core.make_step(apply, lambda mover: jnp.zeros(1, jnp.float32))
+    afterstate = core.with_shared_semantics(apply, lambda mover: jnp.zeros(1, jnp.float32))
 
     def step(state: core.State, action: Array, key: core.PRNGKey) -> core.State:
         return chance(afterstate(state, action), key)
@@ -212,4 +208,5 @@ def make_2048() -> core.Game:
         action_names=("up", "right", "down", "left"),
         stochastic=True,
         board_spec=board_spec,
+        max_moves=MAX_MOVES,
     )

@@ -30,14 +30,12 @@ from __future__ import annotations
 
 import functools
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import core
 from jaxgames.games import grid
-
-Array = jax.Array
+from jaxgames.types import Array
 
 LABEL = jnp.int16  # group labels: a cell index, or one of the two edges (cells, cells + 1)
 HEX_STEPS = ((-1, 0), (-1, 1), (0, -1), (0, 1), (1, -1), (1, 0))
@@ -90,15 +88,11 @@ def make_hex(size: int = 6) -> core.Game:
             board=flat.reshape(size, size),
             current_player=1 - player,
             legal_action_mask=(flat == 0) & ~won,
-            rewards=jnp.where(won, jnp.where(jnp.arange(2) == player, 1.0, -1.0), 0.0).astype(
-                jnp.float32
-            ),
+            rewards=jnp.where(won, core.win_rewards(player), 0.0).astype(jnp.float32),
             terminated=won,
             step_count=state.step_count + 1,
             extras={"group": jnp.where(merge, label, group)},
         )
-
-    afterstate = core.make_step(apply, core.two_player_forfeit)
 
     def encode(state: core.State) -> Array:
         return state.board.reshape(cells).astype(jnp.int32)
@@ -127,18 +121,16 @@ def make_hex(size: int = 6) -> core.Game:
         neighbours=near,
         changes=changes,
     )
-    return core.Game(
+    return core.deterministic_game(
         name="hex",
         num_players=2,
         num_actions=cells,
         board_shape=(size, size),
-        options=(("size", size),),
         init=init,
-        step=core.deterministic_step(afterstate),
+        apply=apply,
         observe=observe,
-        afterstate=afterstate,
-        chance=core.no_chance,
         render=render,
         action_names=tuple(f"row {r} col {c}" for r in range(size) for c in range(size)),
+        max_moves=cells,
         board_spec=board_spec,
     )

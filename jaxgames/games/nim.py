@@ -22,13 +22,11 @@ import functools
 import itertools
 from collections.abc import Callable
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import core
-
-Array = jax.Array
+from jaxgames.types import Array
 
 
 def heap_moves(heaps: int, max_take: int) -> tuple[np.ndarray, np.ndarray]:
@@ -45,7 +43,6 @@ def make_heap_game(
     max_take: int,
     final_rewards: Callable[[Array], Array],
     forfeit_rewards: Callable[[Array], Array],
-    options: tuple[tuple[str, int], ...],
 ) -> core.Game:
     """A take-from-one-heap game that ends when every heap is empty.
 
@@ -79,8 +76,6 @@ def make_heap_game(
             step_count=state.step_count + 1,
         )
 
-    afterstate = core.make_step(apply, forfeit_rewards)
-
     def observe(state: core.State, player: Array) -> Array:
         """bool[heaps, size + 1]: one-hot heap sizes (the same for every player)."""
         del player
@@ -99,22 +94,21 @@ def make_heap_game(
             f"heap {h}: {'|' * int(n):<{size}} ({int(n)})" for h, n in enumerate(board)
         )
 
-    return core.Game(
+    return core.deterministic_game(
         name=name,
-        board_spec=heap_board_spec(heaps, size, max_take, encode, changes),
         num_players=num_players,
         num_actions=heaps * max_take,
         board_shape=(heaps,),
-        options=options,
         init=init,
-        step=core.deterministic_step(afterstate),
+        apply=apply,
         observe=observe,
-        afterstate=afterstate,
-        chance=core.no_chance,
         render=render,
         action_names=tuple(
             f"take {t} from heap {h}" for h, t in zip(heap_of, take_of, strict=True)
         ),
+        max_moves=heaps * size,
+        board_spec=heap_board_spec(heaps, size, max_take, encode, changes),
+        forfeit=forfeit_rewards,
     )
 
 
@@ -142,10 +136,6 @@ def heap_board_spec(heaps, size, max_take, encode, changes) -> core.BoardSpec:
 def make_nim(heaps: int = 3, size: int = 5, max_take: int = 5) -> core.Game:
     """Builds two-player Nim: whoever takes the last item wins."""
 
-    def final_rewards(taker: Array) -> Array:
-        return jnp.where(jnp.arange(2) == taker, 1.0, -1.0).astype(jnp.float32)
-
-    options = (("heaps", heaps), ("max_take", max_take), ("size", size))
     return make_heap_game(
-        "nim", 2, heaps, size, max_take, final_rewards, core.two_player_forfeit, options
+        "nim", 2, heaps, size, max_take, core.win_rewards, core.two_player_forfeit
     )

@@ -13,13 +13,11 @@ from __future__ import annotations
 
 import functools
 
-import jax
 import jax.numpy as jnp
 
 from jaxgames import core
 from jaxgames.games.nim import make_heap_game
-
-Array = jax.Array
+from jaxgames.types import Array
 
 TAKER_REWARD, WINNER_REWARD, THIRD_REWARD = 0.0, 1.0, 0.2
 
@@ -33,5 +31,4 @@ def final_rewards(taker: Array) -> Array:
 @functools.cache
 def make_nim3p(heaps: int = 3, size: int = 5) -> core.Game:
     """Builds three-player Nim."""
-    options = (("heaps", heaps), ("size", size))
-    return make_heap_game("nim3p", 3, heaps, size, size, final_rewards, final_rewards, options)
+    return make_heap_game("nim3p", 3, heaps, size, size, final_rewards, final_rewards)

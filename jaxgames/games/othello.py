@@ -34,6 +34,7 @@ few loops (see `_materialised` for the one place where that needs help).
 from __future__ import annotations
 
 import functools
+import typing
 
 import jax
 import jax.numpy as jnp
@@ -41,8 +42,8 @@ import numpy as np
 
 from jaxgames import core
 from jaxgames.games import grid
+from jaxgames.types import Array
 
-Array = jax.Array
 SIZE = 8
 CELLS = SIZE * SIZE
 PASS = CELLS
@@ -144,7 +145,7 @@ def _scan(flat: Array, player: Array) -> Array:
 
 
 def _count(rows: Rows) -> Array:
-    return sum(jax.lax.population_count(row).astype(jnp.int32) for row in rows)
+    return typing.cast(Array, sum(jax.lax.population_count(r).astype(jnp.int32) for r in rows))
 
 
 def _after_move(state: core.State, mine: Rows, theirs: Rows, mover: Array) -> core.State:
@@ -208,8 +209,6 @@ def make_othello() -> core.Game:
         theirs = tuple(x & ~y for x, y in zip(opp, turned, strict=True))
         return _after_move(state, mine, theirs, player)
 
-    afterstate = core.make_step(apply, core.two_player_forfeit)
-
     def encode(state: core.State) -> Array:
         flat = state.board.reshape(CELLS).astype(jnp.int32)
         return jnp.where(state.legal_action_mask[:CELLS], 3, flat)
@@ -235,18 +234,16 @@ def make_othello() -> core.Game:
         ),
         neighbours=grid.grid_neighbours(SIZE, SIZE, diagonal=True),
     )
-    return core.Game(
+    return core.deterministic_game(
         name="othello",
         num_players=2,
         num_actions=CELLS + 1,
         board_shape=(SIZE, SIZE),
-        options=(),
         init=init,
-        step=core.deterministic_step(afterstate),
+        apply=apply,
         observe=observe,
-        afterstate=afterstate,
-        chance=core.no_chance,
         render=render,
         action_names=(*(f"{'abcdefgh'[c % SIZE]}{c // SIZE + 1}" for c in cells), "pass"),
+        max_moves=2 * (CELLS - 4),  # every disc, and a pass between two of them
         board_spec=board_spec,
     )

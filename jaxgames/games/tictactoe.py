@@ -19,14 +19,12 @@ from __future__ import annotations
 
 import functools
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import core
 from jaxgames.games import grid
-
-Array = jax.Array
+from jaxgames.types import Array
 
 _CELLS = np.arange(9, dtype=np.int32)
 
@@ -58,7 +56,7 @@ def _apply(state: core.State, action: Array) -> core.State:
     flat = jnp.where(action == _CELLS, stone, state.board.reshape(9))
     won = _wins_through((flat == stone).reshape(3, 3), action)
     terminated = won | (state.step_count + 1 >= 9)
-    rewards = jnp.where(won, jnp.where(jnp.arange(2) == player, 1.0, -1.0), 0.0)
+    rewards = jnp.where(won, core.win_rewards(player), 0.0)
     return state.replace(
         board=flat.reshape(3, 3),
         current_player=1 - player,
@@ -93,7 +91,6 @@ def _render(state: core.State) -> str:
 @functools.cache
 def make_tictactoe() -> core.Game:
     """Builds the TicTacToe game."""
-    afterstate = core.make_step(_apply, core.two_player_forfeit)
     perms, forward = grid.grid_symmetries(3, 3, "dihedral")
     board_spec = core.BoardSpec(
         num_cells=9,
@@ -104,18 +101,16 @@ def make_tictactoe() -> core.Game:
         neighbours=grid.grid_neighbours(3, 3, diagonal=True),
         changes=_changes,
     )
-    return core.Game(
+    return core.deterministic_game(
         name="tictactoe",
         num_players=2,
         num_actions=9,
         board_shape=(3, 3),
-        options=(),
         init=_init,
-        step=core.deterministic_step(afterstate),
+        apply=_apply,
         observe=_observe,
-        afterstate=afterstate,
-        chance=core.no_chance,
         render=_render,
-        action_names=tuple(f"row {a // 3} col {a % 3}" for a in range(9)),
+        action_names=tuple(f"cell {a} (row {a // 3} col {a % 3})" for a in range(9)),
+        max_moves=9,
         board_spec=board_spec,
     )

@@ -35,71 +35,73 @@ several hits on one weight combine; n-tuples combine them like sequential update
 from __future__ import annotations
 
 import dataclasses
-import functools
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from jaxgames import core, selfplay
-from jaxgames.approximators import Hits, ValueModel
+from jaxgames.approximators.base import Hits, ValueModel
 from jaxgames.core import Game, State
-from jaxgames.learning.schedules import Schedule
-from jaxgames.selfplay import ParamPolicy
+from jaxgames.learning import lockstep, targets
+from jaxgames.learning.api import AlgorithmConfig, LearnerDef
+from jaxgames.types import Array, PRNGKey
 
-Array = jax.Array
 KINDS = ("td", "sarsa", "q")
 
 
 @dataclasses.dataclass(frozen=True)
-class LearnerSpec:
-    """Static learning settings (hashable; derived from the config).
+class FarlConfig(AlgorithmConfig):
+    """TD-, SARSA- or Q-FARL (`algorithm: {kind: td | sarsa | q, ...}`), GBG's learners.
 
-    Attributes:
-        kind: "td" (afterstate values), "sarsa" or "q" (state-action values).
-        gamma: discount.
-        lam: lambda of the eligibility horizon.
-        horizon: h, boards per player that share each TD error (>= 1).
-        farl_others: FARL part 1, final rewards for the players who did not end the game.
-        farl_terminal: FARL part 2 (TD only), terminal afterstates toward 0.
-        learn_from_random_moves: update on moves chosen at random.
-        reset_on_random: a random move that is not learned from clears every player's
-            eligibility history (needs `learn_from_random_moves` off, as in GBG).
-        win_first: always play an immediately winning move if there is one.
-        random_opening_moves: the first k moves of every game are random.
-        reward_scale: rewards are multiplied by this for learning (values live in scaled
-            units; reported scores stay raw).
-        alpha, epsilon: schedules over finished games.
-        batch_size: B games in lockstep.
+    kind: "td" (afterstate values), "sarsa" or "q" (state-action values).
+    lam, horizon_cut: eligibility lambda and the cut that sets the horizon (`horizon`).
+    farl_others: FARL part 1, final rewards for the players who did not end the game.
+    farl_terminal: FARL part 2 (TD only), terminal afterstates toward 0.
+    learn_from_random_moves: update on moves chosen at random.
+    reset_on_random: a random move that is not learned from clears every player's
+        eligibility history (GBG's RESET; needs `learn_from_random_moves` off).
+    win_first: always play an immediately winning move if there is one.
+    reward_scale: rewards are multiplied by this for learning (values live in scaled units;
+        reported scores stay raw): 2048's tile sums into the range of the values.
+    (gamma, random_opening_moves, alpha, epsilon: see `AlgorithmConfig`.)
     """
 
-    kind: str = "td"
-    gamma: float = 1.0
+    kind: Literal["td", "sarsa", "q"] = "td"
     lam: float = 0.0
-    horizon: int = 1
+    horizon_cut: float = 0.1
     farl_others: bool = True
     farl_terminal: bool = True
     learn_from_random_moves: bool = True
     reset_on_random: bool = False
     win_first: bool = False
-    random_opening_moves: int = 0
     reward_scale: float = 1.0
-    alpha: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
-    epsilon: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
-    batch_size: int = 64
 
     def __post_init__(self):
-        if self.kind not in KINDS:
-            raise ValueError(f"learner kind {self.kind!r}; expected one of {', '.join(KINDS)}")
-        if self.horizon < 1:
-            raise ValueError(f"horizon must be >= 1, got {self.horizon}")
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        super().__post_init__()
+        if not 0.0 <= self.lam < 1.0:
+            raise ValueError(f"lam={self.lam}: expected in [0, 1)")
+        if not 0.0 < self.horizon_cut < 1.0:
+            raise ValueError(f"horizon_cut={self.horizon_cut}: expected in (0, 1)")
+        if not self.reward_scale > 0:
+            raise ValueError(f"reward_scale={self.reward_scale}: expected > 0")
         if self.reset_on_random and self.learn_from_random_moves:
             raise ValueError(
-                "reset_on_random=true has no effect while learn_from_random_moves is true: as "
-                "in GBG, only a random move that is not learned from clears the histories"
+                "reset_on_random=true has no effect while learn_from_random_moves is true (as "
+                "in GBG, only a random move that is not learned from clears the eligibility "
+                "histories): set learn_from_random_moves: false, or drop reset_on_random"
             )
+
+    @property
+    def horizon(self) -> int:
+        """h, the boards per player that share each TD error (>= 1)."""
+        return targets.horizon(self.lam, self.horizon_cut)
+
+    def describe(self) -> str:
+        return (
+            f"{super().describe()}, lambda {self.lam} (horizon {self.horizon}), "
+            f"FARL part 1 {self.farl_others}, part 2 {self.farl_terminal}"
+        )
 
 
 class Memory(NamedTuple):
@@ -127,7 +129,12 @@ class Memory(NamedTuple):
 
 
 class Carry(NamedTuple):
-    """Everything a training chunk threads through its scan (and a checkpoint saves)."""
+    """Everything a training chunk threads through its scan (and a checkpoint saves).
+
+    Invariant: `features[i] == model.features(states[i])` for every game slot i (kept by the
+    step's refresh phase, which is cheaper than recomputing it: the chosen afterstate's
+    features are known, and a restarted slot takes the start position's).
+    """
 
     states: State
     features: Array
@@ -139,37 +146,8 @@ class Carry(NamedTuple):
     key: jax.Array
 
 
-class Metrics(NamedTuple):
-    """Totals over one training chunk."""
-
-    moves: Array
-    finished: Array
-    wins: Array
-    draws: Array
-    reward_sum: Array
-    random_moves: Array
-    abs_delta_sum: Array
-    updates: Array
-
-
-def step_metrics(
-    stats: selfplay.Stats, random_moves: Array, abs_delta_sum: Array, updates: Array
-) -> Metrics:
-    """One lockstep step's Metrics from its game statistics and learning totals."""
-    return Metrics(
-        moves=stats.moves,
-        finished=stats.finished,
-        wins=stats.wins,
-        draws=stats.draws,
-        reward_sum=stats.reward_sum,
-        random_moves=jnp.sum(random_moves, dtype=jnp.int32),
-        abs_delta_sum=abs_delta_sum,
-        updates=jnp.asarray(updates, jnp.int32),
-    )
-
-
-def _empty_memory(model: ValueModel, game: Game, features: Array, spec: LearnerSpec) -> Memory:
-    b, n, h = spec.batch_size, game.num_players, spec.horizon - 1
+def _empty_memory(game: Game, features: Array, config: FarlConfig, batch_size: int) -> Memory:
+    b, n, h = batch_size, game.num_players, config.horizon - 1
     feat = features.shape[1:]
     return Memory(
         last=jnp.zeros((b, n, *feat), features.dtype),
@@ -183,16 +161,18 @@ def _empty_memory(model: ValueModel, game: Game, features: Array, spec: LearnerS
     )
 
 
-def init_carry(game: Game, model: ValueModel, spec: LearnerSpec, key: jax.Array) -> Carry:
+def init_carry(
+    game: Game, model: ValueModel, config: FarlConfig, batch_size: int, key: PRNGKey
+) -> Carry:
     """Fresh parameters, B fresh games and empty histories."""
     params_key, games_key, key = jax.random.split(key, 3)
     params = model.init(params_key)
-    states = selfplay.init_batch(game, spec.batch_size, games_key)
+    states = selfplay.init_batch(game, batch_size, games_key)
     features = jax.vmap(model.features)(states)
     return Carry(
         states=states,
         features=features,
-        memory=_empty_memory(model, game, features, spec),
+        memory=_empty_memory(game, features, config, batch_size),
         params=params,
         scratch=model.init_scratch(params),
         games=jnp.int32(0),
@@ -201,13 +181,18 @@ def init_carry(game: Game, model: ValueModel, spec: LearnerSpec, key: jax.Array)
     )
 
 
+def heads(game: Game, config: FarlConfig) -> tuple[int, int]:
+    """One parameter set per player; a value head (TD) or one Q output per action."""
+    return game.num_players, 1 if config.kind == "td" else game.num_actions
+
+
 def _pick(tree: Any, index: Array) -> Any:
     """tree[index] along the leading axis of every leaf (unbatched)."""
     return jax.tree.map(lambda x: x[index], tree)
 
 
-def action_scores(
-    game: Game, model: ValueModel, spec: LearnerSpec, params: Any, state: State, features: Array
+def all_action_scores(
+    game: Game, model: ValueModel, config: FarlConfig, params: Any, state: State, features: Array
 ) -> tuple[Array, Array, State, Array]:
     """What the greedy policy maximises, for every action of one state (unbatched).
 
@@ -219,11 +204,11 @@ def action_scores(
     """
     player = state.current_player
     actions = jnp.arange(game.num_actions)
-    after = jax.vmap(_afterstate, in_axes=(None, None, None, 0))(game, spec, state, actions)
-    if spec.kind == "td":
+    after = jax.vmap(_afterstate, in_axes=(None, None, None, 0))(game, config, state, actions)
+    if config.kind == "td":
         after_features = model.afterstate_features(state, features)
         values = jax.vmap(lambda f: model.value(params, player, f, 0))(after_features)
-        scores = _td_score(spec, after, player, values)
+        scores = _td_score(config, after, player, values)
     else:
         after_features = None
         values = jax.vmap(lambda a: model.value(params, player, features, a))(actions)
@@ -231,18 +216,26 @@ def action_scores(
     return scores, values, after, after_features
 
 
-def _afterstate(game: Game, spec: LearnerSpec, state: State, action: Array) -> State:
+def action_scores(
+    game: Game, model: ValueModel, config: FarlConfig, params: Any, state: State
+) -> Array:
+    """float32[A]: what the greedy mover maximises in one state (unbatched): r + gamma *
+    V(afterstate) for TD, Q(s, a) for SARSA/Q."""
+    return all_action_scores(game, model, config, params, state, model.features(state))[0]
+
+
+def _afterstate(game: Game, config: FarlConfig, state: State, action: Array) -> State:
     """The afterstate of one move, its rewards as learning sees them (scaled: 2048's tile
     sums)."""
     after = game.afterstate(state, action)
-    if spec.reward_scale == 1.0:
+    if config.reward_scale == 1.0:
         return after
-    return after.replace(rewards=after.rewards * spec.reward_scale)
+    return after.replace(rewards=after.rewards * config.reward_scale)
 
 
-def _td_score(spec: LearnerSpec, after: State, player: Array, value: Array) -> Array:
+def _td_score(config: FarlConfig, after: State, player: Array, value: Array) -> Array:
     """r_p + gamma * V_p(afterstate), V counting 0 once the game is over (any leading axes)."""
-    discount = spec.gamma * (1.0 - after.terminated.astype(jnp.float32))
+    discount = config.gamma * (1.0 - after.terminated.astype(jnp.float32))
     return after.rewards[..., player] + discount * value
 
 
@@ -268,12 +261,12 @@ class Scored(NamedTuple):
     terminated: Array
 
 
-def compact_slots(game: Game, model: ValueModel, spec: LearnerSpec) -> int:
+def compact_slots(game: Game, model: ValueModel, config: FarlConfig) -> int:
     """Afterstates valued per game and pass by `legal_action_scores` (0: value every action
-    with `action_scores`). TD with a feature map that has to see each afterstate whole
+    with `all_action_scores`). TD with a feature map that has to see each afterstate whole
     (Othello's legal-move cells, CNN planes) values the legal moves alone, in passes over
     B x 16 (game, move) pairs; incremental n-tuples and small action sets gain nothing."""
-    if spec.kind != "td" or model.incremental or game.num_actions <= 2 * COMPACT_SLOTS:
+    if config.kind != "td" or model.incremental or game.num_actions <= 2 * COMPACT_SLOTS:
         return 0
     return COMPACT_SLOTS
 
@@ -281,12 +274,12 @@ def compact_slots(game: Game, model: ValueModel, spec: LearnerSpec) -> int:
 def legal_action_scores(
     game: Game,
     model: ValueModel,
-    spec: LearnerSpec,
+    config: FarlConfig,
     params: Any,
     states: State,
     slots: int,
 ) -> Scored:
-    """TD's `action_scores` of a batch of B states, for the legal actions only (batched).
+    """TD's `all_action_scores` of a batch of B states, for the legal actions only (batched).
 
     The legal (game, action) pairs of the whole batch are valued in passes of B * slots
     pairs, as many passes as the batch needs (one when the games average at most `slots`
@@ -301,9 +294,9 @@ def legal_action_scores(
 
     def value_pair(state: State, action: Array):
         player = state.current_player
-        after = _afterstate(game, spec, state, action)
+        after = _afterstate(game, config, state, action)
         v = model.value(params, player, model.features(after), 0)
-        return _td_score(spec, after, player, v), v, after.rewards, after.terminated
+        return _td_score(config, after, player, v), v, after.rewards, after.terminated
 
     def one_pass(loop):
         start, out = loop
@@ -325,94 +318,56 @@ def legal_action_scores(
     return Scored(*(x.reshape(b, a, *x.shape[1:]) for x in out))
 
 
-def greedy_action(
-    game: Game, model: ValueModel, spec: LearnerSpec, params: Any, state: State, key: jax.Array
-) -> Array:
-    """The trained agent's move in one state (unbatched, jittable): the best `action_scores`
-    among legal moves, ties broken at random."""
-    features = model.features(state)
-    scores = action_scores(game, model, spec, params, state, features)[0]
-    return core.argmax_random(key, scores, state.legal_action_mask)
+class Decision(NamedTuple):
+    """One game's move and what learning needs of it (batched: leading axis B)."""
 
-
-@functools.cache
-def greedy_fn(game: Game, model: ValueModel, spec: LearnerSpec):
-    """The trained agent as a batched `fn(params, states, key) -> int32[B]`.
-    Wrap as `ParamPolicy(greedy_fn(...), params)` for the arena."""
-
-    return batched_policy(functools.partial(greedy_action, game, model, spec))
-
-
-def batched_policy(one):
-    """`fn(params, states, key) -> int32[B]` from an unbatched `one(params, state, key)`."""
-
-    def fn(params: Any, states: State, key: jax.Array) -> Array:
-        keys = jax.random.split(key, states.terminated.shape[0])
-        return jax.vmap(one, in_axes=(None, 0, 0))(params, states, keys)
-
-    return fn
-
-
-def greedy_policy(game: Game, model: ValueModel, spec: LearnerSpec, params: Any) -> ParamPolicy:
-    """The greedy agent with these parameters, as a batched ParamPolicy."""
-    return ParamPolicy(greedy_fn(game, model, spec), params)
-
-
-class _Decision(NamedTuple):
     action: Array
     random: Array
     after: State
     after_features: Array
     value: Array  # V_p(chosen afterstate) for TD, Q_p(s, a) for SARSA/Q
-    bootstrap: Array  # what p's previous board is moved toward, before rewards
+    values: Array  # float32[A]: every action's V_p(afterstate) (TD) or Q_p(s, a) (SARSA/Q)
 
 
 def _decide(
-    game, model, spec, params, state, features, epsilon, key, scored: Scored | None = None
-) -> _Decision:
+    game, model, config, params, state, features, epsilon, key, scored: Scored | None = None
+) -> Decision:
     """Epsilon-greedy choice for one game (unbatched); `scored`: this game's row of
     `legal_action_scores`, when the batch was valued that way."""
     explore_key, random_key, tie_key, win_key = jax.random.split(key, 4)
     player = state.current_player
     legal = state.legal_action_mask
     if scored is None:
-        scores, values, after, after_features = action_scores(
-            game, model, spec, params, state, features
+        scores, values, after, after_features = all_action_scores(
+            game, model, config, params, state, features
         )
         rewards, terminated = after.rewards, after.terminated
     else:
         scores, values, rewards, terminated = scored
         after = after_features = None
-    greedy = core.argmax_random(tie_key, scores, legal)
-    explore = (jax.random.uniform(explore_key) < epsilon) | (
-        state.step_count < spec.random_opening_moves
+    action, explore = lockstep.epsilon_greedy(
+        (explore_key, random_key, tie_key),
+        scores,
+        legal,
+        epsilon,
+        state.step_count < config.random_opening_moves,
     )
-    action = jnp.where(explore, core.sample_legal(random_key, legal), greedy)
-    if spec.win_first:
+    if config.win_first:
         wins = winning_moves(rewards, terminated, player) & legal
         action = jnp.where(wins.any(), core.sample_legal(win_key, wins), action)
         explore = explore & ~wins.any()
-    # Q-learning bootstraps on the best legal value, TD and SARSA on the move actually made.
-    bootstrap = jnp.max(jnp.where(legal, values, -jnp.inf)) if spec.kind == "q" else values[action]
     # on the compact path only the chosen move's afterstate is built again
-    chosen = _afterstate(game, spec, state, action) if after is None else _pick(after, action)
+    chosen = _afterstate(game, config, state, action) if after is None else _pick(after, action)
     if after_features is not None:
         chosen_features = after_features[action]
     elif model.incremental:
         chosen_features = model.afterstate_features(state, features)[action]
     else:
         chosen_features = model.features(chosen)
-    return _Decision(
-        action,
-        explore,
-        chosen,
-        chosen_features,
-        values[action],
-        bootstrap,
-    )
+    return Decision(action, explore, chosen, chosen_features, values[action], values)
 
 
-def _board_rows(player, delta, deriv, valid, memory_row, lam_k):
+def _board_rows(player, delta, deriv, valid, memory_row, lam_k) -> Hits:
     """Hits for a player's last board (error `delta`, slope `deriv`) and its eligibility
     history (newest first), which moves with the same delta as one update: board k of the
     history by delta * lambda^k * sigma'_k, its own slope when it was updated (GBG's
@@ -429,7 +384,26 @@ def _board_rows(player, delta, deriv, valid, memory_row, lam_k):
     )
 
 
-def _mover_rows(model, spec, params, memory: Memory, state, features, d: _Decision, game_over):
+def _rows_of(memory: Memory, player) -> tuple:
+    """The (last board, its action, history, actions, slopes, flags) of `player` (or of every
+    player, with `player` None) in one game's memory."""
+    fields = (
+        memory.last,
+        memory.last_action,
+        memory.elig,
+        memory.elig_action,
+        memory.elig_deriv,
+        memory.elig_valid,
+    )
+    return fields if player is None else tuple(f[player] for f in fields)
+
+
+def _lambda_powers(config: FarlConfig) -> Array:
+    """float32[h - 1]: lambda^1 .. lambda^(h-1)."""
+    return config.lam ** jnp.arange(1, config.horizon, dtype=jnp.float32)
+
+
+def _mover_rows(model, config, params, memory: Memory, state, features, d: Decision, game_over):
     """The mover's TD/SARSA/Q update rows and the memory after its move (unbatched).
 
     `game_over`: whether the game is over once the environment has answered the move (2048's
@@ -441,34 +415,36 @@ def _mover_rows(model, spec, params, memory: Memory, state, features, d: _Decisi
     mover = state.current_player
     is_mover = jnp.arange(n) == mover
     reward, done = d.after.rewards, game_over
-    lam_k = spec.lam ** jnp.arange(1, spec.horizon, dtype=jnp.float32)
     v_last = model.value(params, mover, memory.last[mover], memory.last_action[mover])
-    if spec.kind == "td":
+    if config.kind == "td":  # toward r + gamma V(the afterstate just chosen)
         pending = memory.pending + reward
-        target = pending[mover] + spec.gamma * (1.0 - done.astype(jnp.float32)) * d.bootstrap
+        discount = config.gamma * (1.0 - done.astype(jnp.float32))
+        target = targets.td_target(pending[mover], discount, d.value)
     else:  # SARSA/Q: this move's reward belongs to the new pair (s_t, a_t)
         pending = memory.pending + jnp.where(is_mover, 0.0, reward)
-        target = memory.pending[mover] + spec.gamma * d.bootstrap
-    valid = memory.last_valid[mover] & (~d.random | spec.learn_from_random_moves)
+        r_t = memory.pending[mover]
+        if config.kind == "sarsa":  # toward r + gamma Q(s_t, a_t), the move actually made
+            target = targets.td_target(r_t, config.gamma, d.value)
+        else:  # Q-learning: toward r + gamma max over legal a of Q(s_t, a)
+            target = targets.q_learning_target(r_t, config.gamma, d.values, state.legal_action_mask)
+    valid = memory.last_valid[mover] & (~d.random | config.learn_from_random_moves)
     delta = target - v_last
     deriv = model.derivative(v_last)
-    row = (
-        memory.last[mover],
-        memory.last_action[mover],
-        memory.elig[mover],
-        memory.elig_action[mover],
-        memory.elig_deriv[mover],
-        memory.elig_valid[mover],
-    )
-    hits = _board_rows(mover, delta, deriv, valid, row, lam_k)
+    hits = _board_rows(mover, delta, deriv, valid, _rows_of(memory, mover), _lambda_powers(config))
+    memory = _remember(config, memory, mover, valid, deriv, d, features, pending, reward)
+    return hits, memory, jnp.where(valid, jnp.abs(delta), 0.0), valid
 
-    # The updated board enters the mover's eligibility history; its new board becomes `last`.
+
+def _remember(config, memory: Memory, mover, valid, deriv, d: Decision, features, pending, reward):
+    """The memory after the mover's move: its updated board enters its eligibility history
+    (newest first, when it was updated), its new board becomes `last`."""
+
     def put(array, value):
         return array.at[mover].set(value)
 
     elig, elig_action = memory.elig, memory.elig_action
     elig_deriv, elig_valid = memory.elig_deriv, memory.elig_valid
-    if spec.horizon > 1:
+    if config.horizon > 1:
         shifted = lambda new, old: jnp.concatenate([new[None], old[:-1]])
         pick = lambda new, old: jnp.where(valid, new, old)
         elig = put(elig, pick(shifted(memory.last[mover], elig[mover]), elig[mover]))
@@ -479,23 +455,22 @@ def _mover_rows(model, spec, params, memory: Memory, state, features, d: _Decisi
         elig_deriv = put(elig_deriv, pick(shifted(deriv, elig_deriv[mover]), elig_deriv[mover]))
         new_valid = pick(shifted(memory.last_valid[mover], elig_valid[mover]), elig_valid[mover])
         elig_valid = put(elig_valid, new_valid)
-        if spec.reset_on_random and not spec.learn_from_random_moves:
+        if config.reset_on_random and not config.learn_from_random_moves:
             # GBG's RESET: a random move that is not learned from clears every player's list
             elig_valid = elig_valid & ~d.random
-    memory = Memory(
-        last=put(memory.last, d.after_features if spec.kind == "td" else features),
+    return Memory(
+        last=put(memory.last, d.after_features if config.kind == "td" else features),
         last_action=put(memory.last_action, d.action),
         last_valid=put(memory.last_valid, True),
         elig=elig,
         elig_action=elig_action,
         elig_deriv=elig_deriv,
         elig_valid=elig_valid,
-        pending=put(pending, 0.0 if spec.kind == "td" else reward[mover]),
+        pending=put(pending, 0.0 if config.kind == "td" else reward[mover]),
     )
-    return hits, memory, jnp.where(valid, jnp.abs(delta), 0.0), valid
 
 
-def _final_rows(model, spec, params, memory: Memory, state, features, d: _Decision):
+def _final_rows(model, config, params, memory: Memory, state, features, d: Decision) -> Hits:
     """Final adaptation rows of a game that just ended (unbatched; memory before the move).
 
     Part 1 moves every other player's last board (and history) toward its final reward; then
@@ -506,31 +481,23 @@ def _final_rows(model, spec, params, memory: Memory, state, features, d: _Decisi
     players = jnp.arange(n)
     mover = state.current_player
     reward = d.after.rewards
-    lam_k = spec.lam ** jnp.arange(1, spec.horizon, dtype=jnp.float32)
+    lam_k = _lambda_powers(config)
     v_last = jax.vmap(lambda q, f, a: model.value(params, q, f, a))(
         players, memory.last, memory.last_action
     )
     delta = memory.pending + reward - v_last
-    valid = memory.last_valid & (players != mover) & spec.farl_others
-    rows = (
-        memory.last,
-        memory.last_action,
-        memory.elig,
-        memory.elig_action,
-        memory.elig_deriv,
-        memory.elig_valid,
-    )
+    valid = memory.last_valid & (players != mover) & config.farl_others
     others = jax.vmap(lambda q, e, s, v, *row: _board_rows(q, e, s, v, row, lam_k))(
-        players, delta, model.derivative(v_last), valid, *rows
+        players, delta, model.derivative(v_last), valid, *_rows_of(memory, None)
     )
     others = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), others)
-    if spec.kind == "td":
+    if config.kind == "td":
         extra = Hits(
             mover[None],
             jnp.zeros(1, jnp.int32),
             d.after_features[None],
             (-d.value * model.derivative(d.value))[None],
-            jnp.asarray(spec.farl_terminal)[None],
+            jnp.asarray(config.farl_terminal)[None],
             (model.derivative(d.value) ** 2)[None],
             jnp.zeros(1, jnp.int32),
         )
@@ -552,46 +519,39 @@ def final_chunk(batch_size: int) -> int:
     return max(1, batch_size // 8)
 
 
-def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
-    """`step(carry, _) -> (carry, Metrics)`: one lockstep move of all B games plus learning."""
+def _flat(hits: Hits) -> Hits:
+    """[B, rows, ...] update requests as [B * rows, ...]."""
+    return jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), hits)
+
+
+def make_step(game: Game, model: ValueModel, config: FarlConfig, batch_size: int):
+    """`step(carry, _) -> (carry, Metrics)`: one lockstep move of all B games plus learning,
+    from the phases choose, learn and refresh (`jaxgames.learning.lockstep`)."""
     init_state = game.init(jax.random.key(0)) if not game.stochastic else None
-    chunk = final_chunk(spec.batch_size)
-    slots = compact_slots(game, model, spec)
+    chunk = final_chunk(batch_size)
+    slots = compact_slots(game, model, config)
+    b = batch_size
 
-    def flat(hits: Hits) -> Hits:
-        return jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), hits)
-
-    def step(carry: Carry, _: Any) -> tuple[Carry, Metrics]:
-        key, decide_key, chance_key, reset_key = jax.random.split(carry.key, 4)
-        epsilon = spec.epsilon(carry.games)
-        alpha = spec.alpha(carry.games)
-        b = spec.batch_size
-        states, features, params = carry.states, carry.features, carry.params
-
+    def choose(carry: Carry, epsilon: Array, key: PRNGKey) -> Decision:
+        """Every game's epsilon-greedy move, from the values of its afterstates (TD) or of
+        its state's actions (SARSA/Q)."""
+        states, params = carry.states, carry.params
+        scored = legal_action_scores(game, model, config, params, states, slots) if slots else None
         decide = jax.vmap(_decide, in_axes=(None, None, None, None, 0, 0, None, 0, 0))
-        scored = legal_action_scores(game, model, spec, params, states, slots) if slots else None
-        d = decide(
-            game,
-            model,
-            spec,
-            params,
-            states,
-            features,
-            epsilon,
-            jax.random.split(decide_key, b),
-            scored,
-        )
-        # The random part of the move (2048's new tile) can end the game: then the mover's
-        # previous afterstate bootstraps on 0, and the chosen afterstate is the terminal one
-        # (its value moves toward 0, FARL part 2).
-        if game.stochastic:
-            nxt = jax.vmap(game.chance)(d.after, jax.random.split(chance_key, b))
-        else:
-            nxt = d.after
+        keys = jax.random.split(key, b)
+        return decide(game, model, config, params, states, carry.features, epsilon, keys, scored)
+
+    def learn(carry: Carry, d: Decision, nxt: State, alpha: Array, keys) -> tuple[Carry, Any]:
+        """One update from every mover's rows and the first `chunk` ended games' final rows
+        (the random part of a move can end the game: then the mover's previous afterstate
+        bootstraps on 0 and the chosen afterstate is the terminal one); if more games ended in
+        this step (rare), further chunks follow with the updated weights."""
+        del keys
+        states, features = carry.states, carry.features
         done = nxt.terminated
         mover = jax.vmap(_mover_rows, in_axes=(None, None, None, 0, 0, 0, 0, 0))
         mover_hits, memory, abs_delta, updated = mover(
-            model, spec, params, carry.memory, states, features, d, done
+            model, config, carry.params, carry.memory, states, features, d, done
         )
         num_done = jnp.sum(done, dtype=jnp.int32)
         ended = jnp.nonzero(done, size=b + chunk, fill_value=0)[0]
@@ -602,7 +562,7 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
             take = lambda x: x[games]
             final = jax.vmap(_final_rows, in_axes=(None, None, None, 0, 0, 0, 0))(
                 model,
-                spec,
+                config,
                 params_,
                 jax.tree.map(take, carry.memory),
                 jax.tree.map(take, states),
@@ -610,14 +570,11 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
                 jax.tree.map(take, d),
             )
             real = (start + jnp.arange(chunk) < num_done)[:, None]
-            return flat(final._replace(valid=final.valid & real))
+            return _flat(final._replace(valid=final.valid & real))
 
-        # One update: every mover's rows plus the first chunk of ended games. If more games
-        # ended in this step (rare), further chunks follow with the updated weights.
-        hits = jax.tree.map(
-            lambda a, c: jnp.concatenate([a, c]), flat(mover_hits), final_hits(params, 0)
-        )
-        params, scratch = model.update(params, carry.scratch, hits, alpha)
+        first = final_hits(carry.params, 0)
+        hits = jax.tree.map(lambda a, c: jnp.concatenate([a, c]), _flat(mover_hits), first)
+        params, scratch = model.update(carry.params, carry.scratch, hits, alpha)
 
         def more(loop):
             params_, scratch_, start = loop
@@ -632,52 +589,37 @@ def make_step(game: Game, model: ValueModel, spec: LearnerSpec):
             memory,
             jax.tree.map(jnp.zeros_like, memory),
         )
+        carry = carry._replace(params=params, scratch=scratch, memory=memory)
+        learned = lockstep.Learned(jnp.sum(abs_delta), jnp.sum(updated, dtype=jnp.int32))
+        return carry, learned
 
-        # Advance: the chosen afterstate (plus chance), then restart finished games in place.
+    def refresh(carry: Carry, d: Decision, nxt: State, restarted: State) -> Carry:
+        """The features of the next states: the chosen afterstates' (or, after chance, the
+        new states'), the start position's in restarted slots."""
         next_features = jax.vmap(model.features)(nxt) if game.stochastic else d.after_features
-        restarted = selfplay.restart_finished(game, nxt, reset_key)
         if game.stochastic:
             fresh_features = jax.vmap(model.features)(restarted)
         else:
             fresh_features = jnp.broadcast_to(model.features(init_state), next_features.shape)
-        mask = done.reshape((b,) + (1,) * (next_features.ndim - 1))
-        next_features = jnp.where(mask, fresh_features, next_features)
+        mask = nxt.terminated.reshape((b,) + (1,) * (next_features.ndim - 1))
+        return carry._replace(features=jnp.where(mask, fresh_features, next_features))
 
-        stats = selfplay.update_stats(
-            selfplay.empty_stats(game.num_players),
-            ~states.terminated,
-            d.after.rewards / spec.reward_scale,
-            done,
-        )
-        metrics = step_metrics(
-            stats, d.random, jnp.sum(abs_delta), jnp.sum(updated, dtype=jnp.int32)
-        )
-        carry = Carry(
-            states=restarted,
-            features=next_features,
-            memory=memory,
-            params=params,
-            scratch=scratch,
-            games=carry.games + stats.finished,
-            moves=carry.moves + stats.moves,
-            key=key,
-        )
-        return carry, metrics
-
-    return step
+    return lockstep.make_step(
+        game,
+        ("next", "choose", "chance", "reset"),
+        config.epsilon,
+        config.alpha,
+        choose,
+        learn,
+        refresh,
+        config.reward_scale,
+    )
 
 
-def make_chunk(game: Game, model: ValueModel, spec: LearnerSpec, num_steps: int):
-    """`chunk(carry) -> (carry, Metrics)`: `num_steps` lockstep moves, jitted, carry donated."""
-    return jit_chunk(make_step(game, model, spec), num_steps)
-
-
-def jit_chunk(step, num_steps: int):
-    """`chunk(carry) -> (carry, Metrics)`: `num_steps` calls of `step` in one jitted scan, the
-    per-step metrics summed, the carry donated."""
-
-    def chunk(carry):
-        carry, per_step = jax.lax.scan(step, carry, None, length=num_steps)
-        return carry, jax.tree.map(lambda x: jnp.sum(x, axis=0), per_step)
-
-    return jax.jit(chunk, donate_argnums=0)
+LEARNER = LearnerDef(
+    config_type=FarlConfig,
+    heads=heads,
+    init_carry=init_carry,
+    make_step=make_step,
+    action_scores=action_scores,
+)

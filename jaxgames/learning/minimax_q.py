@@ -1,7 +1,7 @@
-"""Q-learning with max/min self-play (seed 003): tabular, and DQN-style with replay and a target.
+"""Q-learning with max/min self-play (the capstone report): tabular, and DQN-style with replay.
 
 One Q function, from the first player's point of view, plays both sides: the first player
-picks argmax_a Q(s, a), the second argmin_a Q(s, a) (seed 003's `selfplay=True`). After the
+picks argmax_a Q(s, a), the second argmin_a Q(s, a) (the report's `selfplay=True`). After the
 move a in s leads to s' with reward r (the first player's), Q(s, a) moves toward
 
     y = r + gamma * best(s'),   best(s') = max_a' Q~(s', a') if the first player moves in s',
@@ -13,7 +13,7 @@ a copy of the parameters refreshed every `target_every` updates) or Q itself.
 Experience replay (`replay_size` > 0): every lockstep step writes the B games' transitions into
 an on-device ring buffer and makes one update from `replay_batch` transitions drawn uniformly
 from it (once it holds that many). Without replay, each step updates on the B transitions it
-just made (seed 003's tabular Q-learning, B games at a time).
+just made (the capstone report's tabular Q-learning, B games at a time).
 
 Any approximator with a Q head serves: tabular, n-tuple, linear or CNN (one parameter set).
 Two-player zero-sum games only.
@@ -22,74 +22,67 @@ Two-player zero-sum games only.
 from __future__ import annotations
 
 import dataclasses
-import functools
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxgames import core, selfplay
-from jaxgames.approximators import Hits, ValueModel
+from jaxgames import selfplay
+from jaxgames.approximators.base import Hits, ValueModel
 from jaxgames.core import Game, State
-from jaxgames.learning.farl import Metrics, batched_policy, jit_chunk, step_metrics
-from jaxgames.learning.schedules import Schedule
-from jaxgames.selfplay import ParamPolicy
-
-Array = jax.Array
+from jaxgames.learning import lockstep, targets
+from jaxgames.learning.api import AlgorithmConfig, LearnerDef
+from jaxgames.types import Array, PRNGKey
 
 
 @dataclasses.dataclass(frozen=True)
-class MinimaxQSpec:
-    """Static settings (hashable; derived from the config).
+class MinimaxQConfig(AlgorithmConfig):
+    """Max/min Q-learning (`algorithm: {kind: minimax_q, ...}`).
 
-    Attributes:
-        gamma: discount.
-        replay_size: ring buffer capacity in transitions (0 = no replay).
-        replay_batch: transitions per update drawn from the buffer.
-        target_every: updates between target-network refreshes (0 = no target network).
-        random_opening_moves: the first k moves of every game are random.
-        alpha, epsilon: schedules over finished games.
-        batch_size: B games in lockstep.
+    replay_size: ring buffer capacity in transitions (0 = no replay: update on the B
+        transitions just made).
+    replay_batch: transitions per update drawn from the buffer.
+    target_every: updates between target-network refreshes (0 = no target network).
+    (gamma, random_opening_moves, alpha, epsilon: see `AlgorithmConfig`.)
     """
 
-    gamma: float = 1.0
+    kind: Literal["minimax_q"] = "minimax_q"
     replay_size: int = 0
     replay_batch: int = 256
     target_every: int = 0
-    random_opening_moves: int = 0
-    alpha: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
-    epsilon: Schedule = dataclasses.field(default_factory=lambda: Schedule("constant", 0.1))
-    batch_size: int = 64
-
-    kind = "minimax_q"
 
     def __post_init__(self):
-        if self.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        super().__post_init__()
         if self.replay_size < 0 or self.target_every < 0:
             raise ValueError(
-                f"replay_size ({self.replay_size}) and target_every ({self.target_every}) "
-                "must be >= 0"
+                f"replay_size={self.replay_size}, target_every={self.target_every}: expected >= 0"
             )
         if self.replay_size and not 1 <= self.replay_batch <= self.replay_size:
             raise ValueError(
                 f"replay_batch={self.replay_batch}: expected 1..replay_size ({self.replay_size})"
             )
 
+    def describe(self) -> str:
+        replay = (
+            f"replay {self.replay_size:,} (minibatch {self.replay_batch}), target network "
+            f"every {self.target_every} updates"
+            if self.replay_size
+            else "no replay"
+        )
+        return f"{super().describe()}, {replay}"
 
-class Replay(NamedTuple):
-    """Ring buffer of transitions; leading axis R (capacity).
+
+class Transitions(NamedTuple):
+    """Transitions s -a-> s'; leading axis M.
 
     Attributes:
         features: features of s.
-        action: int32[R].
-        reward: float32[R], the first player's reward of the move.
+        action: int32[M].
+        reward: float32[M], the first player's reward of the move.
         next_features: features of s'.
-        next_legal: bool[R, A], legal actions in s'.
-        next_max: bool[R], the first player (the maximiser) moves in s'.
-        done: bool[R], s' is terminal.
-        pos: int32, the next slot to write.
-        size: int32, slots filled.
+        next_legal: bool[M, A], legal actions in s'.
+        next_max: bool[M], the first player (the maximiser) moves in s'.
+        done: bool[M], s' is terminal.
     """
 
     features: Array
@@ -99,8 +92,32 @@ class Replay(NamedTuple):
     next_legal: Array
     next_max: Array
     done: Array
+
+
+class Replay(NamedTuple):
+    """A ring buffer of `Transitions` with capacity R.
+
+    Attributes:
+        data: the transitions, leading axis R.
+        pos: int32, the next slot to write.
+        size: int32, slots filled.
+    """
+
+    data: Transitions
     pos: Array
     size: Array
+
+    def push(self, new: Transitions) -> Replay:
+        """The buffer with the M transitions `new` written at `pos` onward (wrapping)."""
+        capacity, m = self.data.action.shape[0], new.action.shape[0]
+        slots = (self.pos + jnp.arange(m)) % capacity
+        data = jax.tree.map(lambda buf, x: buf.at[slots].set(x), self.data, new)
+        return Replay(data, (self.pos + m) % capacity, jnp.minimum(self.size + m, capacity))
+
+    def sample(self, key: PRNGKey, count: int) -> Transitions:
+        """`count` transitions drawn uniformly (with replacement) from the filled slots."""
+        picks = jax.random.randint(key, (count,), 0, self.size)
+        return jax.tree.map(lambda x: x[picks], self.data)
 
 
 class Carry(NamedTuple):
@@ -117,22 +134,32 @@ class Carry(NamedTuple):
     key: jax.Array
 
 
-def _check(game: Game) -> None:
+def check(game: Game, config: MinimaxQConfig) -> None:
+    """Max/min Q-learning plays deterministic two-player zero-sum games only."""
+    del config
     if game.num_players != 2 or game.stochastic:
         raise ValueError(
             f"max/min Q-learning needs a deterministic two-player zero-sum game, not {game.name!r}"
         )
 
 
-def init_carry(game: Game, model: ValueModel, spec: MinimaxQSpec, key: jax.Array) -> Carry:
+def heads(game: Game, config: MinimaxQConfig) -> tuple[int, int]:
+    """One Q function (the first player's point of view) with one output per action."""
+    del config
+    return 1, game.num_actions
+
+
+def init_carry(
+    game: Game, model: ValueModel, config: MinimaxQConfig, batch_size: int, key: PRNGKey
+) -> Carry:
     """Fresh parameters, B fresh games and an empty replay buffer."""
-    _check(game)
+    check(game, config)
     params_key, games_key, key = jax.random.split(key, 3)
     params = model.init(params_key)
-    states = selfplay.init_batch(game, spec.batch_size, games_key)
+    states = selfplay.init_batch(game, batch_size, games_key)
     features = model.features(game.init(games_key))
-    r = spec.replay_size
-    replay = Replay(
+    r = config.replay_size
+    data = Transitions(
         features=jnp.zeros((r, *features.shape), features.dtype),
         action=jnp.zeros(r, jnp.int32),
         reward=jnp.zeros(r, jnp.float32),
@@ -140,15 +167,13 @@ def init_carry(game: Game, model: ValueModel, spec: MinimaxQSpec, key: jax.Array
         next_legal=jnp.zeros((r, game.num_actions), bool),
         next_max=jnp.zeros(r, bool),
         done=jnp.zeros(r, bool),
-        pos=jnp.int32(0),
-        size=jnp.int32(0),
     )
     return Carry(
         states=states,
         params=params,
-        target=jax.tree.map(jnp.copy, params) if spec.target_every else None,
+        target=jax.tree.map(jnp.copy, params) if config.target_every else None,
         scratch=model.init_scratch(params),
-        replay=replay,
+        replay=Replay(data, jnp.int32(0), jnp.int32(0)),
         games=jnp.int32(0),
         moves=jnp.int32(0),
         updates=jnp.int32(0),
@@ -156,102 +181,84 @@ def init_carry(game: Game, model: ValueModel, spec: MinimaxQSpec, key: jax.Array
     )
 
 
-def q_values(model: ValueModel, params: Any, features: Array, num_actions: int) -> Array:
-    """float32[A]: Q(s, .) from the first player's point of view (unbatched)."""
-    return jax.vmap(lambda a: model.value(params, 0, features, a))(jnp.arange(num_actions))
+def _scores(game: Game, model: ValueModel, params: Any, state: State, features: Array) -> Array:
+    """float32[A]: the mover maximises +Q (first player) or -Q (second) (unbatched)."""
+    q = model.q_values(params, jnp.int32(0), features)
+    return jnp.where(state.current_player == 0, q, -q)
 
 
 def action_scores(
-    game: Game, model: ValueModel, spec: MinimaxQSpec, params: Any, state: State, features: Array
-) -> tuple[Array, Array]:
-    """(scores, q) float32[A] for one state: the mover maximises scores = +-Q (unbatched)."""
-    del spec
-    q = q_values(model, params, features, game.num_actions)
-    return jnp.where(state.current_player == 0, q, -q), q
-
-
-def greedy_action(
-    game: Game, model: ValueModel, spec: MinimaxQSpec, params: Any, state: State, key: jax.Array
+    game: Game, model: ValueModel, config: MinimaxQConfig, params: Any, state: State
 ) -> Array:
-    """The trained agent's move (unbatched, jittable): max Q for the first player, min Q for the
-    second, ties broken at random."""
-    scores = action_scores(game, model, spec, params, state, model.features(state))[0]
-    return core.argmax_random(key, scores, state.legal_action_mask)
+    """float32[A]: +-Q(s, .), what the mover maximises (the second player minimises Q)."""
+    del config
+    return _scores(game, model, params, state, model.features(state))
 
 
-@functools.cache
-def greedy_fn(game: Game, model: ValueModel, spec: MinimaxQSpec):
-    """The trained agent as a batched `fn(params, states, key) -> int32[B]`."""
-
-    return batched_policy(functools.partial(greedy_action, game, model, spec))
-
-
-def greedy_policy(game: Game, model: ValueModel, spec: MinimaxQSpec, params: Any) -> ParamPolicy:
-    return ParamPolicy(greedy_fn(game, model, spec), params)
-
-
-def targets(model: ValueModel, spec: MinimaxQSpec, params: Any, batch: Replay) -> Array:
+def target_values(model: ValueModel, config: MinimaxQConfig, params: Any, batch) -> Array:
     """float32[M]: y = r + gamma * best(s') for a batch of transitions."""
-    num_actions = batch.next_legal.shape[-1]
-    q_next = jax.vmap(lambda f: q_values(model, params, f, num_actions))(batch.next_features)
-    sign = jnp.where(batch.next_max, 1.0, -1.0)[:, None]
-    best = jnp.max(jnp.where(batch.next_legal, sign * q_next, -jnp.inf), axis=-1)
-    best = jnp.where(batch.done | ~batch.next_legal.any(-1), 0.0, sign[:, 0] * best)
-    return jax.lax.stop_gradient(batch.reward + spec.gamma * best)
+    q_next = jax.vmap(lambda f: model.q_values(params, jnp.int32(0), f))(batch.next_features)
+    discount = config.gamma * (1.0 - batch.done.astype(jnp.float32))
+    return jax.vmap(targets.minimax_q_target)(
+        batch.reward, discount, q_next, batch.next_legal, batch.next_max
+    )
 
 
-def make_step(game: Game, model: ValueModel, spec: MinimaxQSpec):
+class Decision(NamedTuple):
+    """The B games' moves, batched."""
+
+    action: Array
+    random: Array
+    after: State
+    features: Array
+
+
+def make_step(game: Game, model: ValueModel, config: MinimaxQConfig, batch_size: int):
     """`step(carry, _) -> (carry, Metrics)`: one lockstep move of all B games plus one update."""
-    _check(game)
-    b = spec.batch_size
+    check(game, config)
+    b = batch_size
 
     def decide(params, state, epsilon, key):
         explore_key, random_key, tie_key = jax.random.split(key, 3)
         features = model.features(state)
-        scores = action_scores(game, model, spec, params, state, features)[0]
-        greedy = core.argmax_random(tie_key, scores, state.legal_action_mask)
-        explore = (jax.random.uniform(explore_key) < epsilon) | (
-            state.step_count < spec.random_opening_moves
+        scores = _scores(game, model, params, state, features)
+        action, explore = lockstep.epsilon_greedy(
+            (explore_key, random_key, tie_key),
+            scores,
+            state.legal_action_mask,
+            epsilon,
+            state.step_count < config.random_opening_moves,
         )
-        action = jnp.where(explore, core.sample_legal(random_key, state.legal_action_mask), greedy)
         return action, explore, features
 
-    def step(carry: Carry, _: Any) -> tuple[Carry, Metrics]:
-        key, decide_key, reset_key, sample_key = jax.random.split(carry.key, 4)
-        epsilon, alpha = spec.epsilon(carry.games), spec.alpha(carry.games)
-        states, params = carry.states, carry.params
+    def choose(carry: Carry, epsilon: Array, key: PRNGKey) -> Decision:
         action, explore, features = jax.vmap(decide, in_axes=(None, 0, None, 0))(
-            params, states, epsilon, jax.random.split(decide_key, b)
+            carry.params, carry.states, epsilon, jax.random.split(key, b)
         )
-        after = jax.vmap(game.afterstate)(states, action)
-        fresh = Replay(
-            features=features,
-            action=action,
+        return Decision(action, explore, jax.vmap(game.afterstate)(carry.states, action), features)
+
+    def learn(carry: Carry, d: Decision, nxt: State, alpha: Array, keys) -> tuple[Carry, Any]:
+        """Writes the B transitions to the buffer and makes one update from a minibatch of it
+        (once it holds one), or from the B transitions themselves without replay."""
+        after, params = d.after, carry.params
+        fresh = Transitions(
+            features=d.features,
+            action=d.action,
             reward=after.rewards[:, 0],
             next_features=jax.vmap(model.features)(after),
             next_legal=after.legal_action_mask,
             next_max=after.current_player == 0,
             done=after.terminated,
-            pos=jnp.int32(0),
-            size=jnp.int32(b),
         )
         replay = carry.replay
-        if spec.replay_size:
-            slots = (replay.pos + jnp.arange(b)) % spec.replay_size
-            replay = jax.tree.map(lambda buf, new: buf.at[slots].set(new), replay[:7], fresh[:7])
-            replay = Replay(
-                *replay,
-                pos=(carry.replay.pos + b) % spec.replay_size,
-                size=jnp.minimum(carry.replay.size + b, spec.replay_size),
-            )
-            picks = jax.random.randint(sample_key, (spec.replay_batch,), 0, replay.size)
-            batch = jax.tree.map(lambda x: x[picks], replay[:7])
-            batch = Replay(*batch, pos=replay.pos, size=replay.size)
-            ready = replay.size >= spec.replay_batch
+        if config.replay_size:
+            replay = replay.push(fresh)
+            batch = replay.sample(keys["learn"], config.replay_batch)
+            ready = replay.size >= config.replay_batch
         else:
             batch, ready = fresh, jnp.bool_(True)
-        target_params = carry.target if spec.target_every else params
-        y = targets(model, spec, target_params, batch)
+        target_params = carry.target if config.target_every else params
+        y = target_values(model, config, target_params, batch)
         q_sa = jax.vmap(lambda f, act: model.value(params, 0, f, act))(batch.features, batch.action)
         delta = y - q_sa
         m = batch.action.shape[0]
@@ -266,33 +273,27 @@ def make_step(game: Game, model: ValueModel, spec: MinimaxQSpec):
         params, scratch = model.update(params, carry.scratch, hits, alpha)
         updates = carry.updates + ready.astype(jnp.int32)
         target = carry.target
-        if spec.target_every:
-            refresh = ready & (updates % spec.target_every == 0)
+        if config.target_every:
+            refresh = ready & (updates % config.target_every == 0)
             target = jax.tree.map(lambda p, t: jnp.where(refresh, p, t), params, target)
-
-        done = after.terminated
-        stats = selfplay.update_stats(
-            selfplay.empty_stats(2), ~states.terminated, after.rewards, done
+        carry = carry._replace(
+            params=params, target=target, scratch=scratch, replay=replay, updates=updates
         )
-        metrics = step_metrics(
-            stats, explore, jnp.where(ready, jnp.sum(jnp.abs(delta)), 0.0), jnp.where(ready, m, 0)
+        learned = lockstep.Learned(
+            jnp.where(ready, jnp.sum(jnp.abs(delta)), 0.0), jnp.where(ready, m, 0)
         )
-        carry = Carry(
-            states=selfplay.restart_finished(game, after, reset_key),
-            params=params,
-            target=target,
-            scratch=scratch,
-            replay=replay,
-            games=carry.games + stats.finished,
-            moves=carry.moves + stats.moves,
-            updates=updates,
-            key=key,
-        )
-        return carry, metrics
+        return carry, learned
 
-    return step
+    return lockstep.make_step(
+        game, ("next", "choose", "reset", "learn"), config.epsilon, config.alpha, choose, learn
+    )
 
 
-def make_chunk(game: Game, model: ValueModel, spec: MinimaxQSpec, num_steps: int):
-    """`chunk(carry) -> (carry, Metrics)`: `num_steps` lockstep moves, jitted, carry donated."""
-    return jit_chunk(make_step(game, model, spec), num_steps)
+LEARNER = LearnerDef(
+    config_type=MinimaxQConfig,
+    heads=heads,
+    init_carry=init_carry,
+    make_step=make_step,
+    action_scores=action_scores,
+    check=check,
+)

@@ -5,13 +5,13 @@
 | `constant`    | start                                                                |
 | `linear`      | start -> end linearly over `games` games, then end (GBG's epsilon)   |
 | `exponential` | start * (end / start) ** (g / games), then end (GBG's alpha)         |
-| `anneal`      | max(end, start * factor ** g): seed 000's per-game annealing         |
+| `anneal`      | max(end, start * factor ** g): the FIAR notes' per-game annealing         |
 | `inverse`     | start / (1 + g / games): 1/t-style decay, halved after `games` games |
 
 `games = 0` means "the length of the training run" (filled in by `resolve`). With `offset`, g
 counts the games played since game `offset`: a run resumed at game `offset` can start a new
-schedule from there (seed 000 annealed epsilon by 0.99999 per game for 1M games, then continued
-with 0.9999 from the value reached: `anneal, start=0.9 * 0.99999**1e6, factor=0.9999,
+schedule from there (the FIAR notes annealed epsilon by 0.99999 per game for 1M games, then
+continued with 0.9999 from the value reached: `anneal, start=0.9 * 0.99999**1e6, factor=0.9999,
 offset=1000000`).
 """
 
@@ -65,7 +65,7 @@ class Schedule:
         """This schedule with `games = 0` replaced by the run's length (after `offset`)."""
         return dataclasses.replace(self, games=self.games or max(run_games - self.offset, 1))
 
-    def __call__(self, games_played: jax.Array) -> jax.Array:
+    def __call__(self, games_played: jax.typing.ArrayLike) -> jax.Array:
         """float32 value after `games_played` games (jittable; call `resolve` first)."""
         g = jnp.maximum(jnp.asarray(games_played, jnp.float32) - self.offset, 0.0)
         frac = jnp.clip(g / max(self.games, 1), 0.0, 1.0)

@@ -301,7 +301,7 @@ class Solver:
         of the position it leads to (looked up in `book(key, stones)` when that returns a
         value, else solved).
         """
-        position, mask = np.uint64(position), np.uint64(mask)
+        position, mask = np.uint64(position), np.uint64(mask)  # type: ignore[assignment]
         wins = self._winning_spots(position, mask)
         out: list[int | None] = []
         cells = self.width * self.height
@@ -323,7 +323,7 @@ class Solver:
     def _children(self, position: int, mask: int):
         """(column, child position, child mask, wins at once) for every legal column,
         centre columns first."""
-        position, mask = np.uint64(position), np.uint64(mask)
+        position, mask = np.uint64(position), np.uint64(mask)  # type: ignore[assignment]
         wins = self._winning_spots(position, mask)
         order = sorted(range(self.width), key=lambda c: abs(2 * c - (self.width - 1)))
         for col in order:

@@ -26,11 +26,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 import mctx
+from mctx import Tree
 
 from jaxgames import core
 from jaxgames.core import Game, State
-
-Tree = mctx.Tree
 
 
 def playout_value(game: Game, state: State, key: jax.Array) -> jax.Array:

@@ -1,15 +1,16 @@
-"""The uniformly random player, and epsilon-greedy play around any policy (seed 003's three
-policies: random, greedy, epsilon-greedy)."""
+"""The uniformly random player, and epsilon-greedy play around any policy (the capstone
+report's three policies: random, greedy, epsilon-greedy)."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 
 from jaxgames import core
-from jaxgames.selfplay import ParamPolicy, as_param_policy
+from jaxgames.policies import ParamPolicy, as_param_policy
 
 
 def random_policy(states: core.State, key: core.PRNGKey) -> jax.Array:
@@ -29,7 +30,7 @@ def random_policy(states: core.State, key: core.PRNGKey) -> jax.Array:
 class _EpsilonGreedy:
     """`fn(params, states, key)`: a random legal move with probability epsilon, else `inner`'s."""
 
-    inner: object
+    inner: Callable
     epsilon: float
 
     def __call__(self, params, states: core.State, key: core.PRNGKey) -> jax.Array:

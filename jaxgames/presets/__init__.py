@@ -1,0 +1,53 @@
+"""The presets: one YAML file per experiment, shipped inside the package.
+
+    jaxgames train connect4-td-farl          # a preset by name
+    jaxgames presets                          # every preset with its one-line description
+
+Each preset maps 1:1 onto `jaxgames.config.Config`; its `description` says what it
+reproduces and what it reaches.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import pathlib
+
+import yaml
+
+
+def names() -> list[str]:
+    """The shipped presets' names, sorted."""
+    folder = importlib.resources.files(__name__)
+    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def path(name: str) -> pathlib.Path:
+    """A YAML file's path: `name` itself when it is a file, else the preset of that name.
+
+    Raises:
+        ValueError: neither a file nor a preset (the message lists the presets).
+    """
+    given = pathlib.Path(name)
+    if given.is_file():
+        return given
+    stem = name[: -len(".yaml")] if name.endswith(".yaml") else name
+    if stem in names():
+        with importlib.resources.as_file(importlib.resources.files(__name__) / f"{stem}.yaml") as p:
+            return pathlib.Path(p)
+    raise ValueError(
+        f"config {name!r} is neither a file nor a preset; presets: {', '.join(names())}"
+    )
+
+
+def summary(name: str) -> str:
+    """The first sentence of a preset's description (its one line for listings)."""
+    data = yaml.safe_load(path(name).read_text())
+    text = " ".join(str(data.get("description", "")).split())
+    return text.split(". ")[0].rstrip(".") if text else ""
+
+
+def load(name: str):
+    """The `Config` of a preset (or of a YAML file)."""
+    from jaxgames.config import load_config
+
+    return load_config(path(name))

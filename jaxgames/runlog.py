@@ -1,0 +1,140 @@
+"""The run log: a run folder's records, the loggers they go to, and when host events are due.
+
+A training run writes its records (one dict per training window or evaluation) to loggers: a
+`Logger` is anything with `write(record)` and `close()`. `open_run` makes the run folder's
+(`config.json`, `metrics.jsonl`, and TensorBoard scalars with `train.tensorboard`).
+
+Host events (metrics records, evaluations, checkpoints, samples of the parameter average) fall
+due at the first chunk end at or past each multiple of their period: `crossed(before, after,
+every, start)`. The averaged parameters (`train.average_from`) are a running mean of samples
+of the parameters: `average_period`, `accumulate`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import math
+import pathlib
+from typing import Any, Protocol
+
+import jax
+import jax.numpy as jnp
+
+from jaxgames.config import Config, to_dict
+
+
+class Logger(Protocol):
+    """Where records go."""
+
+    def write(self, record: dict) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class JsonLines:
+    """Records as JSON lines, appended and flushed one by one (non-finite numbers as null,
+    so that every line stays valid JSON)."""
+
+    def __init__(self, path: pathlib.Path):
+        self._file = path.open("a")
+
+    def write(self, record: dict) -> None:
+        clean = {
+            k: None if isinstance(v, float) and not math.isfinite(v) else v
+            for k, v in record.items()
+        }
+        self._file.write(json.dumps(clean) + "\n")
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.close()
+
+
+class TensorBoard:
+    """Numeric fields of each record as TensorBoard scalars, `kind/name` against the record's
+    training games (needs tensorboardX: pip install "jaxgames[tensorboard]")."""
+
+    def __init__(self, folder: pathlib.Path):
+        try:
+            from tensorboardX import SummaryWriter
+        except ImportError:
+            raise ValueError(
+                'train.tensorboard needs tensorboardX: pip install "jaxgames[tensorboard]"'
+            ) from None
+        self._writer = SummaryWriter(str(folder))
+
+    def write(self, record: dict) -> None:
+        for name, value in record.items():
+            if isinstance(value, int | float) and name != "train_games":
+                self._writer.add_scalar(f"{record['kind']}/{name}", value, record["train_games"])
+        self._writer.flush()
+
+    def close(self) -> None:
+        self._writer.close()
+
+
+class Loggers:
+    """Several loggers as one (none: records are dropped)."""
+
+    def __init__(self, loggers: list[Logger] | None = None):
+        self.loggers = list(loggers or [])
+
+    def write(self, record: dict) -> None:
+        for logger in self.loggers:
+            logger.write(record)
+
+    def close(self) -> None:
+        for logger in self.loggers:
+            logger.close()
+
+
+def open_run(run_dir: pathlib.Path, config: Config) -> Loggers:
+    """Creates the run folder (if needed), writes its resolved `config.json` and returns its
+    loggers: `metrics.jsonl`, and TensorBoard under `tensorboard/` with `train.tensorboard`."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(json.dumps(to_dict(config), indent=2) + "\n")
+    loggers: list[Logger] = [JsonLines(run_dir / "metrics.jsonl")]
+    if config.train.tensorboard:
+        loggers.append(TensorBoard(run_dir / "tensorboard"))
+    return Loggers(loggers)
+
+
+def crossed(before: int, after: int, every: int, start: int = 0) -> bool:
+    """Whether a chunk that took the game count from `before` to `after` passed one of
+    start, start + every, start + 2 every, ... (never with `every` = 0)."""
+    if not every or after < start:
+        return False
+    if before < start:
+        return True
+    return (after - start) // every > (before - start) // every
+
+
+def log_period(config: Config) -> int:
+    """Games between metrics records (train.log_every; 0 = about 100 per run)."""
+    return config.train.log_every or max(1, config.train.games // 100)
+
+
+def average_period(config: Config) -> int:
+    """Games between samples of the parameter average (train.average_every; 0 = about 100
+    samples over the averaged stretch)."""
+    t = config.train
+    return t.average_every or max(1, (t.games - t.average_from) // 100)
+
+
+@functools.partial(jax.jit, donate_argnums=0)
+def _accumulate(average: Any, params: Any, count: jax.Array) -> Any:
+    def one(a, p):
+        if not jnp.issubdtype(p.dtype, jnp.inexact):
+            return p
+        return a + (p - a) / count.astype(a.dtype)
+
+    return jax.tree.map(one, average, params)
+
+
+def accumulate(average: Any, params: Any, count: int) -> Any:
+    """The running mean with one more sample (`count` samples in all, the first one starting
+    it); leaves that are not floating point (step counters) take the latest value. The old
+    mean is donated."""
+    start = jax.tree.map(jnp.copy, params) if average is None else average
+    return _accumulate(start, params, jnp.float32(count))
