@@ -72,7 +72,7 @@ def test_book_matches_the_solver_on_sampled_positions():
     keys_rng = np.random.default_rng(0)
     game = jaxgames.make("connect_four")
     solver = perfect_player().solver
-    for _ in range(5):
+    for _ in range(3):
         state = game.init(None)
         moves = []
         for _ in range(keys_rng.integers(6, 9)):
@@ -147,6 +147,7 @@ def test_perfect_play_from_the_empty_board_is_a_first_player_win_on_move_41():
     np.testing.assert_array_equal(state.rewards, [1.0, -1.0])
 
 
+@pytest.mark.slow  # 25 s; AB from won UCI positions beats random in the default run, below
 def test_ab_never_loses_to_random():
     game = jaxgames.make("connect_four")
     result = arena(game, make_opponent("perfect", game), random_policy, 3, jax.random.key(3))
@@ -339,3 +340,54 @@ def test_gbg_dl_plays_like_ab_in_the_opening_and_like_ab_dl_later():
 def test_unknown_perfect_style_is_rejected():
     with pytest.raises(ValueError, match="unknown perfect-player style 'fast'"):
         ab_policy(jaxgames.make("connect_four"), "fast")
+
+
+def drawn(picture: str) -> np.ndarray:
+    """A 6x7 board from a drawing, top row first: . empty, x first player, o second, 3 a
+    stray cell value."""
+    rows = [line.split() for line in picture.strip().splitlines()]
+    cells = {".": 0, "x": 1, "o": 2, "3": 3}
+    return np.array([[cells[c] for c in row] for row in rows[::-1]], np.int8)
+
+
+EMPTY_TOP = ". . . . . . .\n" * 3
+
+
+@pytest.mark.parametrize(
+    ("picture", "message"),
+    [
+        (
+            EMPTY_TOP + ". . . . . . .\n. . . . . . .\n. . o x . . 3",
+            r"cells must be 0 .* got \[3\]",
+        ),
+        (EMPTY_TOP + ". . . . . . .\n. . . x . . .\n. . o . . . .", "floats over an empty cell"),
+        (EMPTY_TOP + ". . . . . . .\n. . . . . . .\n. . o o o . .", "no game gives that"),
+        (EMPTY_TOP + ". . . x . . .\n. . . x . . .\n. . x x o . .", "no game gives that"),
+        (
+            ". . . . . . .\n. . . . . . .\n. . . x . . .\n"
+            + ". . . x . . .\n. . . x o . .\n. . . x o o .",
+            "already has four in a row",
+        ),
+    ],
+)
+def test_perfect_player_refuses_impossible_positions(picture, message):
+    board = drawn(picture)
+    for ask in (perfect_player().move_scores, perfect_player().best_moves):
+        with pytest.raises(ValueError, match=message):
+            ask(board)
+
+
+def test_perfect_player_refuses_a_full_board_and_another_board_size():
+    full = drawn("\n".join(["x x o o x x o", "o o x x o o x"] * 3))  # a draw
+    with pytest.raises(ValueError, match="the board is full"):
+        perfect_player().move_scores(full)
+    with pytest.raises(ValueError, match=r"expected a 6x7 board .* got shape \(6, 8\)"):
+        perfect_player(6, 7).move_scores(np.zeros((6, 8), np.int8))
+    legal = drawn(EMPTY_TOP + ". . . . . . .\n. . . x . . .\n. . o x . . .")
+    assert perfect_player().move_scores(legal) == tuple(connect_four_scores([3, 2, 3]))
+
+
+@pytest.mark.parametrize("move", [3.7, "3", True, None])
+def test_connect_four_scores_takes_column_numbers_only(move):
+    with pytest.raises(ValueError, match=r"move 1: .* is not a column number"):
+        connect_four_scores([3, move])

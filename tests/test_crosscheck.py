@@ -16,7 +16,7 @@ from jaxgames.registry import resolve_options
 from tests import reference
 from tests.helpers import GAME_VARIANTS, max_game_length, random_games, variant_id
 
-NUM_GAMES = 4_000
+NUM_GAMES = 2_000
 SLOW_REFERENCE = {"othello": 300, "hex": 2000}
 
 

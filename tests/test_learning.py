@@ -83,7 +83,7 @@ def test_train_script_writes_a_run_folder(tmp_path):
         "--out",
         str(out),
         "--train.games",
-        "1000",
+        "600",
         "--eval.games",
         "20",
         "--eval.every",
@@ -92,7 +92,7 @@ def test_train_script_writes_a_run_folder(tmp_path):
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
     config = json.loads((out / "config.json").read_text())
-    assert config["train"]["games"] == 1000
+    assert config["train"]["games"] == 600
     records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     evals = [r for r in records if r["kind"] == "eval"]
     assert evals and all(r["train_games"] >= 500 for r in evals)

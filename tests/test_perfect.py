@@ -112,3 +112,26 @@ def test_games_too_large_for_a_table_are_refused():
     assert not perfect.supports(c4)
     with pytest.raises(ValueError, match="too large"):
         perfect.solve(c4)
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "change", "message"),
+    [
+        ("tictactoe", {}, {"board": [[5, 0, 0], [0, 0, 0], [0, 0, 0]]}, r"outside 0\.\.2"),
+        ("tictactoe", {}, {"current_player": 2}, r"player 2 is not in 0\.\.1"),
+        ("tictactoe", {}, {"board": [[1, 1, 0], [0, 0, 0], [0, 0, 0]]}, "no game reaches"),
+        ("tictactoe", {}, {"terminated": True}, "the game is over"),
+        ("nim", {"heaps": 3, "size": 5, "max_take": 5}, {"board": [9, 5, 5]}, r"outside 0\.\.5"),
+        ("nim", {"heaps": 3, "size": 5, "max_take": 5}, {"board": [-1, 5, 5]}, r"outside 0\.\.5"),
+        ("nim3p", {"heaps": 3, "size": 5}, {"current_player": 3}, r"player 3 is not in 0\.\.2"),
+    ],
+)
+def test_perfect_tables_refuse_states_no_game_reaches(name, options, change, message):
+    import jax.numpy as jnp
+
+    game = jaxgames.make(name, **options)
+    start = game.init(jax.random.key(0))
+    fields = {k: jnp.asarray(v, getattr(start, k).dtype) for k, v in change.items()}
+    with pytest.raises(ValueError, match=message):
+        perfect.move_values(game, start.replace(**fields))
+    assert np.isfinite(perfect.move_values(game, start)).any()

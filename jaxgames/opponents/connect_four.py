@@ -85,6 +85,39 @@ def book_score(key: int, stones: int) -> int | None:
     return None
 
 
+def check_board(board, rows: int = 6, cols: int = 7) -> np.ndarray:
+    """The board as int8[rows, cols] if it is a position of a game in progress; else ValueError
+    naming what is wrong: another shape, cells other than 0, 1, 2, floating stones, stone
+    counts no game produces, four in a row already, or a full board."""
+    array = np.asarray(board)
+    if array.shape != (rows, cols):
+        raise ValueError(
+            f"expected a {rows}x{cols} board (rows x columns), got shape {array.shape}"
+        )
+    if not np.isin(array, (0, 1, 2)).all():
+        bad = sorted({v.item() for v in np.unique(array)} - {0, 1, 2})
+        raise ValueError(f"board cells must be 0 (empty), 1 or 2 (the players' stones), got {bad}")
+    array = array.astype(np.int8)
+    floating = (array[1:] != 0) & (array[:-1] == 0)
+    if floating.any():
+        r, c = np.argwhere(floating)[0]
+        raise ValueError(f"the stone at row {r + 1}, column {c} floats over an empty cell")
+    first, second = int((array == 1).sum()), int((array == 2).sum())
+    if first - second not in (0, 1):
+        raise ValueError(
+            f"{first} stones of the first player and {second} of the second: no game gives "
+            "that (the first player has as many stones as the second, or one more)"
+        )
+    position, mask, _ = board_bits(array)
+    for stone in (1, 2):
+        mine = position if stone == 1 + (first + second) % 2 else position ^ mask
+        if _has_won(mine, rows):
+            raise ValueError(f"player {stone - 1} already has four in a row: the game is over")
+    if (array != 0).all():
+        raise ValueError("the board is full: the game is over, no move is left")
+    return array
+
+
 class PerfectConnectFour:
     """Exact move scores for one board size, cached per position."""
 
@@ -105,16 +138,24 @@ class PerfectConnectFour:
         return self._cache[key]
 
     def move_scores(self, board: np.ndarray) -> tuple[int | None, ...]:
-        """Score of each column of a board (None for full columns), from the side to move."""
-        return self.scores_of(*board_bits(board))
+        """Score of each column of a board (None for full columns), from the side to move.
+
+        Raises:
+            ValueError: not a position of a game in progress on this board size
+                (`check_board`).
+        """
+        return self.scores_of(*board_bits(check_board(board, self.rows, self.cols)))
 
     def best_moves(self, board: np.ndarray, exact_losses: bool = True) -> tuple[int, list[int]]:
         """(best score, the columns that reach it) of a board, cached per position.
 
         With `exact_losses` off, a lost position gives (-1, every legal column) without the
         (costly) search for the slowest loss.
+
+        Raises:
+            ValueError: not a position of a game in progress on this board size.
         """
-        position, mask, stones = board_bits(board)
+        position, mask, stones = board_bits(check_board(board, self.rows, self.cols))
         key = (position + mask, exact_losses)
         if key not in self._best:
             if key[0] in self._cache:
@@ -200,12 +241,20 @@ def connect_four_scores(moves) -> list[int | None]:
         7 scores; None for a full column.
 
     Raises:
-        ValueError: a column out of range, a full column, or moves after a win.
+        ValueError: a move that is not a column number, a column out of range or full, moves
+            after a win, or a game already over.
     """
+    columns = []
+    for i, m in enumerate(moves):
+        if isinstance(m, bool | np.bool_) or not isinstance(m, int | np.integer):
+            raise ValueError(f"move {i}: {m!r} is not a column number (an integer 0 to 6)")
+        columns.append(int(m))
     player = perfect_player(6, 7)
-    position, mask, stones = player.solver.position([int(m) for m in moves])
+    position, mask, stones = player.solver.position(columns)
     if _has_won(position ^ mask, player.solver.height):
-        raise ValueError(f"the game is over after moves {list(moves)}: the last move won")
+        raise ValueError(f"the game is over after moves {columns}: the last move won")
+    if stones == 42:
+        raise ValueError(f"the board is full after moves {columns}: no move is left")
     return list(player.scores_of(position, mask, stones))
 
 

@@ -139,6 +139,27 @@ def perfect_policy(game: Game):
 
 def move_values(game: Game, state: State) -> np.ndarray:
     """float32[A, N]: each player's reward-to-come after each move of `state` under perfect
-    play (NaN for illegal moves). Host-side, unbatched."""
+    play (NaN for illegal moves). Host-side, unbatched.
+
+    Raises:
+        ValueError: the state is not a position of a game in progress that the game can reach
+            (cells or player out of range, a finished game, an unreachable board).
+    """
     table = solve(game)
-    return table.move_values[int(state_key(game, state))]
+    spec = game.board_spec
+    cells = np.asarray(spec.encode(state))
+    if cells.shape != (spec.num_cells,):
+        raise ValueError(f"{game!r}: expected {spec.num_cells} cells, got shape {cells.shape}")
+    if cells.min() < 0 or cells.max() >= spec.num_cell_states:
+        raise ValueError(
+            f"{game!r}: cell states {cells.tolist()} are outside 0..{spec.num_cell_states - 1}"
+        )
+    player = int(np.asarray(state.current_player))
+    if not 0 <= player < game.num_players:
+        raise ValueError(f"{game!r}: player {player} is not in 0..{game.num_players - 1}")
+    if bool(np.asarray(state.terminated)):
+        raise ValueError(f"{game!r}: the game is over; no move has a value")
+    values = table.move_values[int(state_key(game, state))]
+    if np.isnan(values).all():
+        raise ValueError(f"{game!r}: no game reaches this position with player {player} to move")
+    return values
