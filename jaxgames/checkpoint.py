@@ -24,6 +24,7 @@ import dataclasses
 import json
 import math
 import pathlib
+import stat
 from typing import Any
 
 import jax
@@ -159,7 +160,9 @@ def save(
     try:
         with _manager(directory, keep) as manager:
             if step in manager.all_steps():
-                return step
+                raise CheckpointError(
+                    f"checkpoint {step} already exists in {directory}; not overwriting it"
+                )
             manager.save(
                 step,
                 args=ocp.args.Composite(
@@ -178,6 +181,12 @@ def save(
     return step
 
 
+def _is_step(name: str) -> bool:
+    """Whether a folder name is a checkpoint's game count (ASCII digits only: str.isdigit
+    also accepts superscripts and other scripts' digits, which int() refuses or reads)."""
+    return name.isascii() and name.isdigit()
+
+
 def complete_steps(run_dir: str | pathlib.Path) -> list[int]:
     """The complete checkpoints of a run folder, oldest first."""
     directory = pathlib.Path(run_dir) / CHECKPOINTS
@@ -186,10 +195,10 @@ def complete_steps(run_dir: str | pathlib.Path) -> list[int]:
     steps = [
         int(p.name)
         for p in directory.iterdir()
-        if p.name.isdigit() and (p / "commit_success.txt").exists()
+        if _is_step(p.name) and (p / "commit_success.txt").exists()
     ]
     if not steps:  # older orbax versions may not write the marker
-        steps = [int(p.name) for p in directory.iterdir() if p.name.isdigit()]
+        steps = [int(p.name) for p in directory.iterdir() if _is_step(p.name)]
     return sorted(steps)
 
 
@@ -205,10 +214,14 @@ def locate(path: str | pathlib.Path) -> tuple[pathlib.Path, int]:
     Raises:
         CheckpointError: nothing that looks like a checkpoint is there.
     """
-    path = pathlib.Path(path).resolve()
-    if not path.exists():
+    try:
+        path = pathlib.Path(path).resolve()
+        exists = path.exists()
+    except (OSError, RuntimeError) as e:  # a symlink loop, a name the OS refuses
+        raise CheckpointError(f"cannot follow the path {str(path)!r}: {e}") from None
+    if not exists:
         raise CheckpointError(f"no checkpoint at {path}: the path does not exist")
-    if path.name.isdigit() and path.parent.name == CHECKPOINTS:
+    if _is_step(path.name) and path.parent.name == CHECKPOINTS:
         return path.parent.parent, int(path.name)
     if path.name == CHECKPOINTS:
         path = path.parent
@@ -233,21 +246,63 @@ def _fallback_hint(run_dir: pathlib.Path, step: int) -> str:
     )
 
 
-def read_meta(path: str | pathlib.Path) -> tuple[Config, dict, pathlib.Path, int]:
-    """(config, metadata, run folder, step) of a checkpoint, without loading any array."""
-    run_dir, step = locate(path)
-    meta_file = run_dir / CHECKPOINTS / str(step) / "meta" / "metadata"
+MAX_META_BYTES = 10_000_000
+
+
+def _read_json(path: pathlib.Path) -> Any:
+    """A JSON file, read only if it is a regular file of at most MAX_META_BYTES (never a
+    device, a pipe or a link to one)."""
+    info = path.stat()
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"{path} is not a regular file")
+    if info.st_size > MAX_META_BYTES:
+        raise ValueError(f"{path} is {info.st_size:,} bytes (at most {MAX_META_BYTES:,})")
+    with path.open("rb") as f:
+        data = f.read(MAX_META_BYTES + 1)
     try:
-        meta = json.loads(meta_file.read_text())
-        config = from_saved(meta["config"], where=f"checkpoint {step} config")
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError(f"{path} is nested too deeply") from None
+
+
+def _count(meta: dict, name: str, default: int | None = None) -> int:
+    """A non-negative integer field of the metadata (ValueError naming it otherwise)."""
+    value = meta.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**31:
+        raise ValueError(f"{name} is {value!r}, expected a count in [0, 2^31)")
+    return value
+
+
+def read_meta(path: str | pathlib.Path) -> tuple[Config, dict, pathlib.Path, int]:
+    """(config, metadata, run folder, step) of a checkpoint, without loading any array.
+
+    Raises:
+        CheckpointError: missing, unreadable or malformed metadata (a file that is not a
+            regular one or is too large, JSON that is not the expected mapping, counts that
+            are not counts, a game count other than the folder's), naming what is wrong.
+    """
+    run_dir, step = locate(path)
+    where = run_dir / CHECKPOINTS / str(step)
+    try:
+        meta = _read_json(where / "meta" / "metadata")
+        if not isinstance(meta, dict):
+            raise ValueError(f"the metadata is a {type(meta).__name__}, expected a mapping")
+        if _count(meta, "games") != step:
+            raise ValueError(f"it says {meta['games']} games, its folder {step}")
+        _count(meta, "moves", 0)
+        _count(meta, "average_count", 0)
+        seconds = meta.get("train_seconds", 0.0)
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or seconds < 0:
+            raise ValueError(f"train_seconds is {seconds!r}, expected a number of seconds")
+        config = from_saved(meta.get("config"), where=f"checkpoint {step} config")
     except FileNotFoundError:
         raise CheckpointError(
-            f"checkpoint {run_dir / CHECKPOINTS / str(step)} is incomplete or corrupt: "
-            "its metadata is missing" + _fallback_hint(run_dir, step)
+            f"checkpoint {where} is incomplete or corrupt: its metadata is missing"
+            + _fallback_hint(run_dir, step)
         ) from None
-    except (json.JSONDecodeError, KeyError, ValueError) as e:
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError, ValueError) as e:
         raise CheckpointError(
-            f"checkpoint {run_dir / CHECKPOINTS / str(step)} has unreadable metadata: {e}"
+            f"checkpoint {where} has unreadable metadata: {' '.join(str(e).split())[:300]}"
             + _fallback_hint(run_dir, step)
         ) from None
     return config, meta, run_dir, step
@@ -269,7 +324,14 @@ def restore(path: str | pathlib.Path, template) -> tuple[Any, dict]:
     # a checkpoint with averaged parameters holds more than the carry: read only the carry
     state = _restore_state(run_dir, step, request, bool(meta.get("average_count")))
     state = {old_names.get(k, k): v for k, v in state.items()}
-    return tree_to_carry(state, template), meta
+    carry = tree_to_carry(state, template)
+    if int(carry.games) != step or not int(carry.moves) >= 0:
+        raise CheckpointError(
+            f"checkpoint {run_dir / CHECKPOINTS / str(step)}: its counters say {int(carry.games)} "
+            f"games and {int(carry.moves)} moves, its folder {step} games"
+            + _fallback_hint(run_dir, step)
+        )
+    return carry, meta
 
 
 def restore_params(
@@ -286,6 +348,12 @@ def restore_params(
     run_dir, step = locate(path)
     count = int(meta.get("average_count", 0)) if average else 0
     prefix = AVERAGE if count else PARAMS
+    saved = _saved_names(run_dir, step)
+    if count and saved and not any(name.startswith(AVERAGE) for name in saved):
+        raise CheckpointError(
+            f"checkpoint {run_dir / CHECKPOINTS / str(step)}: its metadata counts {count} "
+            "averaged samples, but it holds no averaged parameters" + _fallback_hint(run_dir, step)
+        )
     paths, structure = jax.tree_util.tree_flatten_with_path(abstract_params)
     names = [prefix + jax.tree_util.keystr(p) for p, _ in paths]
     wanted = {n: leaf for n, (_, leaf) in zip(names, paths, strict=True) if math.prod(leaf.shape)}
@@ -312,22 +380,47 @@ def restore_average(path: str | pathlib.Path, params_template) -> tuple[Any, int
     return restore_params(path, abstract, meta, average=True)
 
 
-def _saved_names(run_dir: pathlib.Path, step: int) -> set[str]:
-    """The array names a checkpoint holds (from orbax's tree metadata; empty if unreadable)."""
+def _saved_arrays(run_dir: pathlib.Path, step: int) -> dict[str, tuple[tuple, str]]:
+    """{name: (shape, dtype)} of the arrays a checkpoint holds (orbax's tree metadata; empty
+    if unreadable)."""
     ocp = _ocp()
     try:
         with ocp.StandardCheckpointer() as reader:
             tree = reader.metadata(run_dir / CHECKPOINTS / str(step) / "state").item_metadata
-        return set(tree.keys())
+        return {k: (tuple(v.shape), str(np.dtype(v.dtype))) for k, v in tree.items()}
     except Exception:
-        return set()
+        return {}
+
+
+def _saved_names(run_dir: pathlib.Path, step: int) -> set[str]:
+    """The array names a checkpoint holds."""
+    return set(_saved_arrays(run_dir, step))
+
+
+def _check_arrays(run_dir: pathlib.Path, step: int, abstract: dict[str, Any]) -> None:
+    """Raises CheckpointError when a saved array's shape or dtype is not what the config
+    needs (orbax would restore the saved shape, or cast the values)."""
+    saved = _saved_arrays(run_dir, step)
+    for name, want in abstract.items():
+        if name not in saved:
+            continue  # orbax itself refuses a missing array
+        shape, dtype = saved[name]
+        need = (tuple(want.shape), str(np.dtype(want.dtype)))
+        if (shape, dtype) != need:
+            raise CheckpointError(
+                f"checkpoint {run_dir / CHECKPOINTS / str(step)}: array {name} is "
+                f"{dtype}{list(shape)}, but the config it names needs {need[1]}{list(need[0])}: "
+                "the arrays do not belong to that config" + _fallback_hint(run_dir, step)
+            )
 
 
 def _restore_state(
     run_dir: pathlib.Path, step: int, abstract: dict[str, Any], partial: bool
 ) -> dict[str, Any]:
-    """The arrays named in `abstract` of checkpoint `step` (all of them unless `partial`)."""
+    """The arrays named in `abstract` of checkpoint `step` (all of them unless `partial`),
+    each of the shape and dtype that `abstract` gives (CheckpointError otherwise)."""
     ocp = _ocp()
+    _check_arrays(run_dir, step, abstract)
     if partial:
         state_args = ocp.args.PyTreeRestore(
             item=abstract,

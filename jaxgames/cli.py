@@ -1,6 +1,7 @@
 """The `jaxgames` command (also `python -m jaxgames`).
 
-    jaxgames train [CONFIG] [--run-dir DIR] [--resume] [--no-progress] [--section.key VALUE ...]
+    jaxgames train [CONFIG] [--run-dir DIR] [--resume [--new-schedule]] [--no-progress]
+                   [--section.key VALUE ...]
     jaxgames eval PATH [PATH ...] --opponent NAME [--games N] [--seats all|first|second]
                        [--openings K] [--epsilon E] [--mistakes N] [--seed S] [--json]
     jaxgames play PATH [--seat first|second] [--seed S]
@@ -9,10 +10,11 @@
     jaxgames bench games|learning [ARGS ...]
 
 CONFIG is a preset name (`jaxgames presets` lists them; default: tictactoe-td-farl) or a YAML
-file; the config
-overrides after it are typed and validated by tyro (`--help` after CONFIG lists them all). PATH
-is a run folder or one checkpoint folder. Errors print one line saying what is wrong and what
-to do, and exit with status 2 (Ctrl-C during training saves a checkpoint first: status 130).
+file; the config overrides after it are typed and validated by tyro (`--help` after CONFIG
+lists them all). PATH is a run folder or one checkpoint folder. Errors print one line saying
+what is wrong and what to do, and exit with status 2 (Ctrl-C during training saves a
+checkpoint first: status 130). An error that is a bug of jaxgames prints one line too (status
+1); set JAXGAMES_DEBUG=1 (or pass --debug first) to see its traceback.
 """
 
 from __future__ import annotations
@@ -21,13 +23,16 @@ import argparse
 import dataclasses
 import json
 import math
+import os
 import pathlib
 import runpy
 import sys
+import threading
 
 import jax
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
+MAX_EVAL_GAMES = 1_000_000  # games per seat (and per opening)
 DEFAULT_PRESET = "tictactoe-td-farl"
 
 
@@ -35,10 +40,17 @@ class UsageError(ValueError):
     """Bad command-line input."""
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports a bad argument in one line (and the usage only on --help)."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
 def cmd_presets(argv: list[str]) -> int:
     from jaxgames import presets
 
-    argparse.ArgumentParser(
+    _Parser(
         prog="jaxgames presets", description="The presets, each with its first sentence."
     ).parse_args(argv)
     names = presets.names()
@@ -52,18 +64,26 @@ def cmd_train(argv: list[str]) -> int:
     import tyro
 
     from jaxgames import presets
-    from jaxgames.config import as_config, cli_type, load_config
+    from jaxgames.config import as_config, cli_type, load_config, with_kind
     from jaxgames.training import train
 
     name = argv[0] if argv and not argv[0].startswith("-") else DEFAULT_PRESET
     rest = argv[1:] if argv and not argv[0].startswith("-") else argv
-    front = argparse.ArgumentParser(prog="jaxgames train", add_help=False)
+    front = _Parser(prog="jaxgames train", add_help=False)
     front.add_argument("--run-dir", type=pathlib.Path)
     front.add_argument("--resume", action="store_true")
     front.add_argument("--no-progress", action="store_true")
+    front.add_argument("--new-schedule", action="store_true")
+    front.add_argument("--approximator.kind", dest="approximator_kind")
+    front.add_argument("--algorithm.kind", dest="algorithm_kind")
     flags, overrides = front.parse_known_args(rest)
     path = presets.path(name)
     base = load_config(path)
+    # a kind of another settings type is switched to first, so that its own settings follow
+    for section in ("approximator", "algorithm"):
+        kind = getattr(flags, f"{section}_kind")
+        if kind is not None:
+            base = with_kind(base, section, kind)
     special = cli_type(base)
     config = as_config(
         tyro.cli(
@@ -75,9 +95,21 @@ def cmd_train(argv: list[str]) -> int:
         )
     )
     run_dir = flags.run_dir or pathlib.Path("runs") / path.stem
-    result = train(config, run_dir=run_dir, progress=not flags.no_progress, resume=flags.resume)
+    result = train(
+        config,
+        run_dir=run_dir,
+        progress=not flags.no_progress,
+        resume=flags.resume,
+        new_schedule=flags.new_schedule,
+    )
     final = result.history[-1] if result.history else None
     games = int(result.carry.games)
+    if result.already_complete:
+        print(
+            f"the run in {run_dir} has played its {games:,} games (train.games "
+            f"{config.train.games:,}); nothing to do (raise --train.games to go on)"
+        )
+        return 0
     if result.interrupted:
         print(
             f"stopped after {games:,} games; checkpoint saved in {run_dir}/checkpoints "
@@ -98,7 +130,7 @@ def _result_line(r: dict) -> str:
 
 
 def cmd_eval(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="jaxgames eval",
         description="Evaluate a checkpoint against an opponent; given several runs or "
         "checkpoints, evaluate each the same way and summarise them (mean, spread).",
@@ -111,7 +143,7 @@ def cmd_eval(argv: list[str]) -> int:
         "bench (Othello), or agent:PATH (another run or checkpoint of the same game, "
         "playing greedily)",
     )
-    parser.add_argument("--games", type=_positive, default=500, help="games per seat")
+    parser.add_argument("--games", type=_games, default=500, help="games per seat")
     parser.add_argument("--seats", choices=["all", "first", "second"], default="all")
     parser.add_argument(
         "--openings",
@@ -140,7 +172,7 @@ def cmd_eval(argv: list[str]) -> int:
         help="play with the averaged parameters of a run that kept them (train.average_from; "
         "the default) or with the latest ones",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=_seed, default=0)
     parser.add_argument(
         "--json",
         action="store_true",
@@ -151,8 +183,14 @@ def cmd_eval(argv: list[str]) -> int:
         raise UsageError(f"--epsilon {args.epsilon}: expected a probability in [0, 1]")
     from jaxgames.checkpoint import read_meta
 
-    for path in args.paths:  # a bad path fails before any evaluation runs
-        read_meta(path)
+    metas = [read_meta(path) for path in args.paths]  # a bad path fails before any evaluation
+    games = {(m[0].game.name, tuple(sorted(m[0].game.options.items()))) for m in metas}
+    if len(games) > 1:
+        names = ", ".join(sorted(f"{n} {dict(o)}" for n, o in games))
+        raise UsageError(
+            f"these checkpoints play different games ({names}); evaluate and average the "
+            "checkpoints of one game at a time"
+        )
     opponents: dict = {}
     records = [_evaluate(path, args, opponents) for path in args.paths]
     summary = _summary(records) if len(records) > 1 else None
@@ -320,6 +358,20 @@ def _solo_details(game, result) -> dict:
     return details
 
 
+def _seed(text: str) -> int:
+    value = int(text)
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"expected a seed in [0, 2^32), got {text}")
+    return value
+
+
+def _games(text: str) -> int:
+    value = _positive(text)
+    if value > MAX_EVAL_GAMES:
+        raise argparse.ArgumentTypeError(f"expected at most {MAX_EVAL_GAMES:,} games, got {text}")
+    return value
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -338,7 +390,7 @@ def cmd_play(argv: list[str], input_fn=input, out=print) -> int:
     from jaxgames.agent import load
     from jaxgames.core import checked_step, legal_actions
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="jaxgames play", description="Play against a trained agent in the terminal."
     )
     parser.add_argument("path", type=pathlib.Path)
@@ -348,7 +400,7 @@ def cmd_play(argv: list[str], input_fn=input, out=print) -> int:
         default="first",
         help="which seat you take (player 0 moves first)",
     )
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=_seed, default=0)
     args = parser.parse_args(argv)
     agent = load(args.path)
     game = agent.game
@@ -382,7 +434,7 @@ def cmd_play(argv: list[str], input_fn=input, out=print) -> int:
             except ValueError as e:
                 message = (
                     str(e)
-                    if text.lstrip("-").isdigit()
+                    if text.lstrip("-").isascii() and text.lstrip("-").isdigit()
                     else (f"{text!r} is not a move number; legal moves: {legal}")
                 )
                 out(f"not played: {message}")
@@ -403,7 +455,7 @@ def cmd_inspect(argv: list[str]) -> int:
     from jaxgames.agent import load
     from jaxgames.core import checked_step
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="jaxgames inspect", description="What a checkpoint holds, and its move values."
     )
     parser.add_argument("path", type=pathlib.Path)
@@ -429,7 +481,7 @@ def cmd_inspect(argv: list[str]) -> int:
     state = agent.game.init(jax.random.key(0))
     moves = [m for m in args.moves.replace(" ", "").split(",") if m]
     for i, m in enumerate(moves):
-        if not m.lstrip("-").isdigit():
+        if not (m.lstrip("-").isascii() and m.lstrip("-").isdigit()):
             raise UsageError(f"--moves: {m!r} (move {i}) is not an integer")
         state = checked_step(agent.game, state, int(m))
     print(f"position after moves {moves or '[]'} (player {int(state.current_player)} to move):")
@@ -467,9 +519,14 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     from jaxgames.checkpoint import CheckpointError
+    from jaxgames.runlog import RunInUse
     from jaxgames.training import TrainingError
 
     argv = sys.argv[1:] if argv is None else list(argv)
+    debug = bool(os.environ.get("JAXGAMES_DEBUG")) or argv[:1] == ["--debug"]
+    if not debug:
+        _quiet_closed_loops()
+    argv = argv[1:] if argv[:1] == ["--debug"] else argv
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         return 0 if argv else 2
@@ -482,12 +539,69 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         return COMMANDS[command](rest)
-    except (UsageError, CheckpointError, TrainingError, ValueError, OSError) as e:
-        print(f"jaxgames {command}: error: {e}", file=sys.stderr)
+    except (UsageError, CheckpointError, TrainingError, RunInUse, ValueError, OSError) as e:
+        if debug:
+            raise
+        print(f"jaxgames {command}: error: {_one_line(e)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"jaxgames {command}: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        if debug:
+            raise
+        print(
+            f"jaxgames {command}: error: out of memory (try a smaller batch or fewer games)",
+            file=sys.stderr,
+        )
+        return 2
+    except Exception as e:  # a bug: one line, the traceback on request
+        if debug:
+            raise
+        if "RESOURCE_EXHAUSTED" in str(e):
+            print(
+                f"jaxgames {command}: error: the device ran out of memory: {_one_line(e)}",
+                file=sys.stderr,
+            )
+            return 2
+        print(
+            f"jaxgames {command}: internal error: {type(e).__name__}: {_one_line(e)}. This is a "
+            "bug in jaxgames: please report it on the project's issue tracker with the command "
+            "and what JAXGAMES_DEBUG=1 prints (the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _quiet_closed_loops() -> None:
+    """Silences 'Event loop is closed' on every path Python reports an exception by (after a
+    failed restore, tensorstore's reads still finishing call back into orbax's closed asyncio
+    loop, many times over, after our one-line message); other exceptions pass through."""
+
+    def closed(value) -> bool:
+        return isinstance(value, RuntimeError) and str(value) == "Event loop is closed"
+
+    hook, thread_hook, unraisable = sys.excepthook, threading.excepthook, sys.unraisablehook
+
+    def quiet(kind, value, traceback):
+        if not closed(value):
+            hook(kind, value, traceback)
+
+    def quiet_thread(args):
+        if not closed(args.exc_value):
+            thread_hook(args)
+
+    def quiet_unraisable(info):
+        if not closed(info.exc_value):
+            unraisable(info)
+
+    sys.excepthook, threading.excepthook, sys.unraisablehook = quiet, quiet_thread, quiet_unraisable
+
+
+def _one_line(error: BaseException) -> str:
+    """An exception's message on one line (at most 500 characters)."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= 500 else text[:497] + "..."
 
 
 if __name__ == "__main__":

@@ -40,6 +40,9 @@ class GameConfig:
     options: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
+MAX_BATCH = 2**22  # games in lockstep; the memory they need is checked before training
+MAX_GAMES = 2_100_000_000  # with a chunk's overshoot, below 2^31 (int32 counters)
+
 # settings types chosen by their `kind` key: (the registry of kinds, the kind when none is given)
 _BY_KIND: dict[type, tuple[dict[str, Any], str]] = {
     ApproximatorConfig: (APPROXIMATORS, "ntuple"),
@@ -131,13 +134,33 @@ def check_config(config: Config) -> None:
                 f"{section}.kind={value.kind!r}: expected one of {', '.join(registry)} with its "
                 "own settings type"
             )
+    ap = config.approximator
+    if isinstance(ap, NTupleConfig) and not ap.has_tuples():
+        problems.append(
+            "approximator: give tuple_sets, tuples, or num_tuples >= 1 random walks of "
+            f"tuple_length >= 1 cells (got num_tuples={ap.num_tuples}, "
+            f"tuple_length={ap.tuple_length})"
+        )
     t = config.train
     if t.games < 1:
         problems.append(f"train.games={t.games}: expected >= 1")
+    if not 0 <= t.seed < 2**32:
+        problems.append(f"train.seed={t.seed}: expected an integer in [0, 2^32)")
+    if t.games > MAX_GAMES:
+        problems.append(
+            f"train.games={t.games:,}: at most {MAX_GAMES:,} (the counters are 32-bit integers)"
+        )
+    if t.batch_size > MAX_BATCH:
+        problems.append(f"train.batch_size={t.batch_size:,}: expected at most {MAX_BATCH:,}")
     if t.batch_size < 1:
         problems.append(f"train.batch_size={t.batch_size}: expected >= 1")
     if t.chunk_steps < 0:
         problems.append(f"train.chunk_steps={t.chunk_steps}: expected >= 0 (0 = automatic)")
+    elif t.chunk_steps * t.batch_size > 2**26:
+        problems.append(
+            f"train.chunk_steps={t.chunk_steps:,} x batch_size {t.batch_size:,}: at most 2^26 "
+            "moves per chunk"
+        )
     if t.checkpoint_every < 0 or t.log_every < 0:
         problems.append("train.checkpoint_every and train.log_every must be >= 0")
     if t.keep_checkpoints < 1:
@@ -158,6 +181,22 @@ def check_config(config: Config) -> None:
             LEARNERS[config.algorithm.kind].check(game, config.algorithm)
         except ValueError as e:
             problems.append(f"algorithm: {e}")
+    if game is not None:
+        from jaxgames.opponents import check_opponent
+
+        try:
+            check_opponent(config.eval.opponent, game)
+        except ValueError as e:
+            problems.append(f"eval.opponent: {e}")
+        if config.algorithm.random_opening_moves > game.max_moves:
+            problems.append(
+                f"algorithm.random_opening_moves={config.algorithm.random_opening_moves}: "
+                f"expected at most {game.max_moves} (no {game.name} game is longer)"
+            )
+        if config.eval.openings > game.max_moves:
+            problems.append(
+                f"eval.openings={config.eval.openings}: expected at most {game.max_moves} plies"
+            )
     if problems:
         raise ValueError("invalid config: " + "; ".join(problems))
 
@@ -240,6 +279,31 @@ def cli_type(config: Config) -> type:
     return dataclasses.make_dataclass("Config", fields, bases=(Config,), frozen=True)
 
 
+def with_kind(config: Config, section: str, kind: str) -> Config:
+    """`config` with its approximator or algorithm of another kind: the new kind's settings,
+    each taken from the old settings where they have the same name, else its default.
+
+    Raises:
+        ValueError: an unknown kind, or settings the new kind cannot take.
+    """
+    old = getattr(config, section)
+    base = ApproximatorConfig if section == "approximator" else AlgorithmConfig
+    registry = _BY_KIND[base][0]
+    if kind not in registry:
+        raise ValueError(f"{section}.kind={kind!r}: expected one of {', '.join(registry)}")
+    tp = registry[kind].config_type
+    shared = {
+        f.name: getattr(old, f.name)
+        for f in dataclasses.fields(tp)
+        if f.name != "kind" and hasattr(old, f.name)
+    }
+    try:
+        new = tp(kind=kind, **shared)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{section}.kind={kind!r}: {e}") from None
+    return dataclasses.replace(config, **{section: new})
+
+
 def as_config(config: Config) -> Config:
     """A plain Config with the same settings (from an instance of a `cli_type` subclass)."""
     return Config(**{f.name: getattr(config, f.name) for f in dataclasses.fields(Config)})
@@ -283,16 +347,45 @@ def to_dict(config: Any) -> dict:
     return json.loads(json.dumps(dataclasses.asdict(config)))
 
 
+MAX_CONFIG_BYTES = 1_000_000
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """yaml.SafeLoader that refuses a key given twice in one mapping (PyYAML keeps the last)."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {key!r} is given twice", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
 def load_config(path: str | pathlib.Path) -> Config:
     """Reads a preset (YAML or JSON). Raises ValueError for a missing, unreadable or invalid
     file, naming the path and the problem."""
     path = pathlib.Path(path)
     if not path.is_file():
         raise ValueError(f"config file {str(path)!r} not found")
+    if path.stat().st_size > MAX_CONFIG_BYTES:
+        raise ValueError(
+            f"config file {str(path)!r} is {path.stat().st_size:,} bytes; a config is at most "
+            f"{MAX_CONFIG_BYTES:,}"
+        )
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=_StrictLoader)  # safe: no tags run code
     except yaml.YAMLError as e:
-        raise ValueError(f"config file {str(path)!r} is not valid YAML: {e}") from None
+        raise ValueError(
+            f"config file {str(path)!r} is not valid YAML: {' '.join(str(e).split())}"
+        ) from None
+    except RecursionError:
+        raise ValueError(f"config file {str(path)!r} is nested too deeply") from None
+    except UnicodeDecodeError as e:
+        raise ValueError(f"config file {str(path)!r} is not UTF-8 text: {e}") from None
     if not isinstance(data, dict):
         raise ValueError(
             f"config file {str(path)!r} must hold a mapping, got {type(data).__name__}"

@@ -147,8 +147,17 @@ def _opening_states(game: Game, openings: Sequence[Sequence[int]]) -> State:
     return jax.tree.map(lambda *xs: jnp.stack(xs), *states)
 
 
+MAX_OPENINGS = 100_000
+MAX_ARENA_GAMES = 10_000_000
+
+
 def opening_moves(game: Game, plies: int) -> list[tuple[int, ...]]:
-    """All legal move sequences of length `plies` from the empty board (games not yet over)."""
+    """All legal move sequences of length `plies` from the empty board (games not yet over).
+
+    Raises:
+        ValueError: more than MAX_OPENINGS of them (so few plies, in games with many moves,
+            make more than any evaluation should play).
+    """
     from jaxgames.core import checked_step, legal_actions
 
     out = []
@@ -156,12 +165,21 @@ def opening_moves(game: Game, plies: int) -> list[tuple[int, ...]]:
     def walk(state, prefix):
         if len(prefix) == plies:
             out.append(tuple(prefix))
+            if len(out) > MAX_OPENINGS:
+                raise ValueError(
+                    f"{game.name} has more than {MAX_OPENINGS:,} openings of {plies} plies: "
+                    "ask for fewer plies"
+                )
             return
         for a in legal_actions(state):
             nxt = checked_step(game, state, a)
             if not bool(nxt.terminated):
                 walk(nxt, [*prefix, a])
 
+    if plies > game.max_moves:
+        raise ValueError(
+            f"{plies} plies of openings: no {game.name} game is longer than {game.max_moves} moves"
+        )
     walk(game.init(jax.random.key(0)), [])
     return out
 
@@ -270,6 +288,12 @@ def arena(
         raise ValueError(f"{game.name} needs {game.num_players - 1} opponent(s), got {len(others)}")
     if games_per_seat < 1:
         raise ValueError(f"games_per_seat must be >= 1, got {games_per_seat}")
+    total = games_per_seat * len(seatings(game.num_players, seats)) * max(1, len(openings or ()))
+    if total > MAX_ARENA_GAMES:
+        raise ValueError(
+            f"{total:,} games ({games_per_seat:,} per seat and opening) are more than one "
+            f"evaluation plays ({MAX_ARENA_GAMES:,}); ask for fewer"
+        )
     policies = [as_param_policy(p) for p in (agent, *others)]  # type: ignore[arg-type]
     plans = seatings(game.num_players, seats)
     openings = [()] if not openings else [tuple(o) for o in openings]

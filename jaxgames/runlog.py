@@ -12,10 +12,14 @@ of the parameters: `average_period`, `accumulate`.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import json
 import math
+import os
 import pathlib
+from collections.abc import Iterator
 from typing import Any, Protocol
 
 import jax
@@ -98,6 +102,69 @@ def open_run(run_dir: pathlib.Path, config: Config) -> Loggers:
     if config.train.tensorboard:
         loggers.append(TensorBoard(run_dir / "tensorboard"))
     return Loggers(loggers)
+
+
+def drop_records_after(path: pathlib.Path, games: int) -> None:
+    """Removes from a metrics file the records past `games` training games (and a line cut
+    off by a crash), so that a run resumed from its checkpoint at `games` writes each game
+    count once. The file is replaced whole (written beside it, then renamed)."""
+    if not path.is_file():
+        return
+    keep = []
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and record.get("train_games", 0) <= games:
+            keep.append(line)
+    spare = path.with_name(path.name + ".tmp")
+    spare.write_text("".join(line + "\n" for line in keep))
+    spare.replace(path)
+
+
+LOCK = ".lock"
+
+
+class RunInUse(RuntimeError):
+    """Another process holds the run folder."""
+
+
+@contextlib.contextmanager
+def exclusive(run_dir: pathlib.Path) -> Iterator[None]:
+    """Holds the run folder for one process (an exclusive lock on RUN/.lock, which the
+    operating system releases however the process ends, so a killed run leaves no stale lock).
+    A folder that this creates and that holds nothing else afterwards is removed again.
+
+    Raises:
+        RunInUse: another process holds it (the message names its process id).
+    """
+    if run_dir.is_symlink() and not run_dir.exists():
+        raise RunInUse(f"{run_dir} is a symbolic link to nothing (or a loop of links)")
+    created = not run_dir.exists()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / LOCK
+    handle = path.open("a+")
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.seek(0)
+            holder = handle.read().strip() or "another process"
+            raise RunInUse(
+                f"{run_dir} is in use by a running jaxgames train (process {holder}); wait for "
+                "it to finish, or choose another --run-dir"
+            ) from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(str(os.getpid()))
+        handle.flush()
+        yield
+    finally:
+        handle.close()
+        if created and [p.name for p in run_dir.iterdir()] == [LOCK]:
+            path.unlink()
+            run_dir.rmdir()
 
 
 def crossed(before: int, after: int, every: int, start: int = 0) -> bool:

@@ -9,6 +9,7 @@ writes metrics records, evaluates, saves checkpoints and updates the progress ba
 from __future__ import annotations
 
 import dataclasses
+import os
 import pathlib
 import signal
 import threading
@@ -39,6 +40,7 @@ class TrainResult:
     interrupted: bool = False
     average: Any = None
     average_count: int = 0
+    already_complete: bool = False  # resumed a run that had played its games: nothing done
 
     @property
     def params(self) -> Params:
@@ -49,6 +51,9 @@ class TrainResult:
     def agent_params(self) -> Params:
         """The parameters the agent plays with: the average when there is one."""
         return self.params if self.average is None else self.average
+
+
+MAX_MOVES = 2**31 - 2**27  # stop before the int32 move counter could wrap in the next chunk
 
 
 class TrainingError(RuntimeError):
@@ -104,9 +109,12 @@ class _Run:
     train_time: float = 0.0
     resumed_seconds: float = 0.0  # training time of the run before this session
     history: list[dict] = dataclasses.field(default_factory=list)
+    saved_step: int | None = None  # the game count of the checkpoint on disk that it equals
 
 
-def _start(learner: Learner, run_dir: pathlib.Path | None, resume: bool, key: PRNGKey) -> _Run:
+def _start(
+    learner: Learner, run_dir: pathlib.Path | None, resume: bool, new_schedule: bool, key: PRNGKey
+) -> _Run:
     """A fresh run, or the newest checkpoint of `run_dir` continued (`resume`)."""
     config = learner.config
     run = _Run(learner.init(key))
@@ -118,16 +126,57 @@ def _start(learner: Learner, run_dir: pathlib.Path | None, resume: bool, key: PR
                 f"{run_dir} already holds a run; pass --resume to continue it, or choose "
                 "another --run-dir"
             )
+        if (run_dir / "metrics.jsonl").exists():
+            raise checkpoint.CheckpointError(
+                f"{run_dir} holds the records of an earlier run (metrics.jsonl) but no "
+                "checkpoint to continue; choose another --run-dir, or remove that folder"
+            )
         return run
-    saved, saved_meta, _, _ = checkpoint.read_meta(run_dir)
+    saved, saved_meta, _, step = checkpoint.read_meta(run_dir)
     checkpoint.check_compatible(config, saved, saved_meta)
+    if not new_schedule:
+        _check_schedules(saved, config, int(saved_meta.get("games", step)))
     run.carry, meta = checkpoint.restore(run_dir, run.carry)
+    run.saved_step = int(run.carry.games)
     run.train_time = run.resumed_seconds = float(meta.get("train_seconds", 0.0))
     if config.train.average_from is not None:  # else a saved mean is not read
         saved_average = checkpoint.restore_average(run_dir, run.carry.params)
         if saved_average is not None:
             run.average, run.average_count = saved_average
     return run
+
+
+def _check_schedules(saved: Config, config: Config, games: int) -> None:
+    """Refuses a resume that would change alpha's or epsilon's course from game `games` on
+    (a longer train.games stretches schedules that span the run), saying what changes."""
+    old, new = (
+        saved.algorithm.resolve(saved.train.games),
+        config.algorithm.resolve(config.train.games),
+    )
+    end = max(saved.train.games, config.train.games, games + 1)
+    points = np.linspace(games, end, 65)
+    changes = []
+    for name in ("alpha", "epsilon"):
+        before, after = getattr(old, name), getattr(new, name)
+        a, b = (np.asarray([float(f(g)) for g in points]) for f in (before, after))
+        if not np.allclose(a, b, rtol=1e-6, atol=1e-9):
+            i = int(np.argmax(np.abs(a - b)))
+            changes.append(
+                f"{name} at game {int(points[i]):,} would be {b[i]:.4g} instead of {a[i]:.4g} "
+                f"({before} -> {after})"
+            )
+    if changes:
+        why = (
+            f"train.games {saved.train.games:,} -> {config.train.games:,} stretches the "
+            "schedules that span the run"
+            if saved.train.games != config.train.games
+            else "the schedule settings differ"
+        )
+        raise checkpoint.CheckpointError(
+            f"resuming at game {games:,} changes the schedules ({why}): {'; '.join(changes)}. "
+            "Pass --new-schedule to continue so on purpose, or give the schedule's length "
+            "(e.g. --algorithm.epsilon.games) to keep it"
+        )
 
 
 def _train_record(config: Config, run: _Run, window: dict, learner: Learner) -> dict:
@@ -176,11 +225,50 @@ def _evaluate(learner: Learner, run: _Run, log: runlog.Loggers, key: PRNGKey, on
 
 
 def _save(run_dir: pathlib.Path | None, run: _Run, config: Config) -> None:
-    """A checkpoint of the run (with its average), if it has a folder."""
-    if run_dir is not None:
+    """A checkpoint of the run (with its average), if it has a folder and the run moved on
+    since its last one; never of parameters that hold NaN or infinities (the run stops
+    instead, its last checkpoint intact)."""
+    games = int(run.carry.games)
+    if run_dir is not None and games != run.saved_step:
+        for params, what in ((run.carry.params, "parameters"), (run.average, "average")):
+            if params is not None and not _finite(params):
+                raise TrainingError(
+                    f"the {what} became NaN or infinite by {games:,} games: the run diverged "
+                    f"(lower algorithm.alpha, now {config.algorithm.alpha}); not saving it, "
+                    "so the last checkpoint (if any) is from before the divergence"
+                )
         meta = {"train_seconds": round(run.train_time, 3), "average_count": run.average_count}
         keep = config.train.keep_checkpoints
         checkpoint.save(run_dir, run.carry, config, meta, keep=keep, average=run.average)
+        run.saved_step = games
+
+
+def _check_memory(learner: Learner, compiled: Any) -> None:
+    """Refuses a run whose training step (its carry and XLA's temporaries, from the compiled
+    program) would not fit the device's memory, or, on a CPU, 80% of the machine's; before
+    anything is allocated."""
+    stats = compiled.memory_analysis()
+    if stats is None:
+        return
+    need = (
+        stats.argument_size_in_bytes
+        + stats.output_size_in_bytes
+        - stats.alias_size_in_bytes
+        + stats.temp_size_in_bytes
+    )
+    device = jax.devices()[0]
+    limit = (device.memory_stats() or {}).get("bytes_limit") if device.platform != "cpu" else None
+    have = limit or 0.8 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    if need > have:
+        raise TrainingError(
+            f"train.batch_size={learner.config.train.batch_size:,} needs {need / 1e9:,.1f} GB "
+            f"for the training step (games in progress, histories, parameters, XLA's "
+            f"temporaries); {have / 1e9:,.1f} GB are available: use a smaller batch"
+        )
+
+
+def _finite(params: Params) -> bool:
+    return all(bool(np.isfinite(np.asarray(x)).all()) for x in jax.tree.leaves(params))
 
 
 def train(
@@ -189,6 +277,7 @@ def train(
     progress: bool = True,
     on_eval: Callable[[dict], None] | None = None,
     resume: bool = False,
+    new_schedule: bool = False,
 ) -> TrainResult:
     """Trains until `config.train.games` games have finished, evaluating every `eval.every`.
 
@@ -199,40 +288,80 @@ def train(
         progress: show a progress bar (games/s, epsilon, alpha, last evaluation).
         on_eval: called with each evaluation record.
         resume: continue from the newest checkpoint in `run_dir` (the config may change
-            schedules, budget and evaluation, not the game, approximator or batch size).
+            budget, evaluation and schedules, not the game, approximator or batch size). A
+            resume that would change alpha's or epsilon's course (a longer train.games
+            stretches schedules that span the run) is refused unless `new_schedule`. A run
+            that has played its games returns at once (`already_complete`).
 
     Ctrl-C stops after the current chunk, saves a checkpoint (with `run_dir`) and returns with
     `interrupted=True`; a second Ctrl-C aborts at once.
 
     Raises:
-        TrainingError: the TD errors became NaN or infinite (the run diverged).
+        TrainingError: the TD errors or the parameters became NaN or infinite (the run
+            diverged; nothing non-finite is saved).
         CheckpointError: resuming from a missing or incompatible checkpoint, or a failed save.
+        RunInUse: another process is training into `run_dir`.
     """
+    if run_dir is None:
+        return _train(config, None, progress, on_eval, resume, new_schedule)
+    run_dir = pathlib.Path(run_dir)
+    try:
+        str(run_dir).encode("utf-8")
+    except UnicodeEncodeError:
+        raise checkpoint.CheckpointError(
+            f"the run folder {str(run_dir)!r} is not valid UTF-8; checkpoints need a name "
+            "in UTF-8 (choose another --run-dir)"
+        ) from None
+    with runlog.exclusive(run_dir):  # one training per run folder
+        return _train(config, run_dir, progress, on_eval, resume, new_schedule)
+
+
+def _train(
+    config: Config,
+    run_dir: pathlib.Path | None,
+    progress: bool,
+    on_eval: Callable[[dict], None] | None,
+    resume: bool,
+    new_schedule: bool,
+) -> TrainResult:
     from tqdm.auto import tqdm
 
     learner = make_learner(config)
     run_key, eval_key = jax.random.split(jax.random.key(config.train.seed))
-    run_dir = pathlib.Path(run_dir) if run_dir is not None else None
-    run = _start(learner, run_dir, resume, run_key)
-    log = runlog.open_run(run_dir, config) if run_dir is not None else runlog.Loggers()
-    tick = time.perf_counter()
-    chunk = learner.chunk.lower(run.carry).compile()
-    compile_time = time.perf_counter() - tick
     t, total = config.train, config.train.games
+    # Ctrl-C from here on only asks to stop (a KeyboardInterrupt inside XLA's compiler crashes)
+    with _StopFlag() as stop:
+        tick = time.perf_counter()  # compiled from shapes: the memory is known before use
+        chunk = learner.chunk.lower(jax.eval_shape(learner.init, run_key)).compile()
+        compile_time = time.perf_counter() - tick
+        _check_memory(learner, chunk)
+        run = _start(learner, run_dir, resume, new_schedule, run_key)
+        if int(run.carry.games) >= total:  # a resumed run that is complete: nothing to do
+            return TrainResult(
+                learner,
+                run.carry,
+                [],
+                0.0,
+                compile_time,
+                already_complete=True,
+                average=run.average,
+                average_count=run.average_count,
+            )
+        if run_dir is not None and resume:
+            runlog.drop_records_after(run_dir / "metrics.jsonl", int(run.carry.games))
+        log = runlog.open_run(run_dir, config) if run_dir is not None else runlog.Loggers()
 
-    def evaluate_now() -> dict:
-        return _evaluate(
-            learner, run, log, jax.random.fold_in(eval_key, int(run.carry.games)), on_eval
-        )
+        def evaluate_now() -> dict:
+            key = jax.random.fold_in(eval_key, int(run.carry.games))
+            return _evaluate(learner, run, log, key, on_eval)
 
-    start = time.perf_counter()
-    window = _window(run)
-    bar = tqdm(total=total, unit="game", disable=not progress, dynamic_ncols=True)
-    bar.update(min(int(run.carry.games), total))
-    last_eval, interrupted = "", False
-    try:
-        with _StopFlag() as stop:
-            while (before := int(run.carry.games)) < total:
+        start = time.perf_counter()
+        window = _window(run)
+        bar = tqdm(total=total, unit="game", disable=not progress, dynamic_ncols=True)
+        bar.update(min(int(run.carry.games), total))
+        last_eval, interrupted = "", stop.requested
+        try:
+            while not interrupted and (before := int(run.carry.games)) < total:
                 tick = time.perf_counter()
                 run.carry, metrics = chunk(run.carry)
                 games = int(run.carry.games)
@@ -244,6 +373,13 @@ def train(
                         run.average, run.carry.params, run.average_count
                     )
                 run.train_time += time.perf_counter() - tick
+                if int(run.carry.moves) > MAX_MOVES:
+                    _save(run_dir, run, config)
+                    raise TrainingError(
+                        f"the run has played {int(run.carry.moves):,} moves, as many as its "
+                        "32-bit move counter holds; it stopped (checkpoint saved): split it into "
+                        "runs of fewer games"
+                    )
                 window["delta"] += float(metrics.abs_delta_sum)
                 window["updates"] += int(metrics.updates)
                 if not np.isfinite(window["delta"]):
@@ -266,19 +402,17 @@ def train(
                     last_eval = f", eval {evaluate_now()['score']:+.3f}"
                 if runlog.crossed(before, games, t.checkpoint_every):
                     _save(run_dir, run, config)
-                if stop.requested:
-                    interrupted = True
-                    break
-    finally:
-        bar.close()
-    _save(run_dir, run, config)
-    if not interrupted:
-        evaluate_now()
-        if run_dir is not None and run.history:
-            from jaxgames import plots
+                interrupted = stop.requested
+        finally:
+            bar.close()
+        _save(run_dir, run, config)
+        if not interrupted:
+            evaluate_now()
+            if run_dir is not None and run.history:
+                from jaxgames import plots
 
-            plots.learning_curve(run_dir / "metrics.jsonl", run_dir / "curve.png")
-    log.close()
+                plots.learning_curve(run_dir / "metrics.jsonl", run_dir / "curve.png")
+        log.close()
     return TrainResult(
         learner,
         run.carry,

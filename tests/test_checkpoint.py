@@ -80,7 +80,7 @@ def test_the_average_is_the_mean_of_the_sampled_parameters_and_the_agent_plays_i
     first = train(small_config(games=600, every=0), run_dir=run, progress=False)
     assert first.average is None and first.agent_params is first.params
     config = small_config(games=1200, every=0, average_from=600, average_every=1)
-    resumed = train(config, run_dir=run, progress=False, resume=True)
+    resumed = train(config, run_dir=run, progress=False, resume=True, new_schedule=True)
     chunk, carry, samples = make_learner(config).chunk, first.carry, []
     while int(carry.games) < 1200:
         carry, _ = chunk(carry)
@@ -234,7 +234,7 @@ def test_resuming_may_change_the_schedule_on_purpose(tmp_path):
             first.algorithm, epsilon=Schedule("anneal", reached, 0.0, 0, 0.99, offset=played)
         ),
     )
-    resumed = train(second, run_dir=run, progress=False, resume=True)
+    resumed = train(second, run_dir=run, progress=False, resume=True, new_schedule=True)
     spec = resumed.learner.settings
     assert float(spec.epsilon(played)) == pytest.approx(reached)
     assert float(spec.epsilon(played + 100)) == pytest.approx(reached * 0.99**100, rel=1e-4)
@@ -285,7 +285,8 @@ def test_checkpoints_of_jaxgames_0_1_0_load_and_resume_to_the_same_parameters(tm
     assert np.isfinite(agent.move_values(agent.game.init(jax.random.key(0)))).any()
     config, _, _, _ = checkpoint.read_meta(run)
     config = dataclasses.replace(config, train=dataclasses.replace(config.train, games=600))
-    resumed = train(config, run_dir=run, progress=False, resume=True)
+    # 0.1.0 stretched the schedules to the new length, as --new-schedule does now
+    resumed = train(config, run_dir=run, progress=False, resume=True, new_schedule=True)
     want = np.load(OLD_RUNS / "continued.npz")
     np.testing.assert_array_equal(np.asarray(resumed.params["w"]), want[f"{kind}['w']"])
     if kind == "td":
@@ -307,3 +308,54 @@ def test_a_checkpoint_of_other_rules_cannot_be_resumed(tmp_path):
             small_config(games=400, every=0), run_dir=tmp_path / "run", progress=False, resume=True
         )
     assert jaxgames.load(tmp_path / "run").meta["game"]["version"] == 99  # the agent still loads
+
+
+def test_a_run_resumed_after_a_crash_records_each_game_count_once(tmp_path):
+    """After SIGKILL the records past the last checkpoint (and a line cut off) are dropped on
+    resume, so the continued run writes each game count once, in order."""
+    import shutil
+
+    run = tmp_path / "run"
+    config = small_config(games=900, every=300, checkpoint_every=300, log_every=100)
+    train(config, run_dir=run, progress=False)
+    newest = checkpoint.latest_step(run)
+    shutil.rmtree(run / "checkpoints" / str(newest))  # as if killed before that save
+    with (run / "metrics.jsonl").open("a") as f:
+        f.write('{"kind": "tr')  # a record cut off
+    resumed = train(config, run_dir=run, progress=False, resume=True)
+    assert int(resumed.carry.games) >= 900
+    records = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    for kind in ("train", "eval"):
+        games = [r["train_games"] for r in records if r["kind"] == kind]
+        assert games == sorted(set(games)), (kind, games)
+
+
+def test_the_run_lock_of_a_killed_process_is_no_lock(tmp_path):
+    """The run folder's lock is the operating system's: a trainer killed with SIGKILL leaves
+    no stale lock behind, and a live holder is named in the refusal."""
+    import subprocess
+    import sys
+    import time
+
+    from jaxgames import runlog
+
+    run = tmp_path / "run"
+    run.mkdir()
+    hold = (
+        "import fcntl, os, sys, time; f = open(sys.argv[1], 'a+'); "
+        "fcntl.flock(f, fcntl.LOCK_EX); f.write(str(os.getpid())); f.flush(); "
+        "print('held', flush=True); time.sleep(60)"
+    )
+    holder = subprocess.Popen(
+        [sys.executable, "-c", hold, str(run / runlog.LOCK)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(runlog.RunInUse, match=f"process {holder.pid}"), runlog.exclusive(run):
+            pass
+    finally:
+        holder.kill()
+        holder.wait()
+    time.sleep(0.1)
+    with runlog.exclusive(run):  # free again
+        assert (run / runlog.LOCK).read_text() == str(__import__("os").getpid())

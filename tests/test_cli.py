@@ -128,44 +128,15 @@ def test_play_quits_on_end_of_input(trained):
     assert cli.cmd_play([str(trained)], input_fn=eof, out=lambda *_: None) == 0
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["train", "no-such-preset"], "neither a file nor a preset; presets: 2048-td, "),
-        (
-            ["train", "tictactoe-td-farl", "--train.games", "-5", "--no-progress"],
-            "train.games=-5: expected >= 1",
-        ),
-        (["eval", "/nonexistent/run", "--opponent", "random"], "the path does not exist"),
-        (["frobnicate"], "unknown command 'frobnicate'"),
-        (
-            ["train", "nim3p-td-farl", "--algorithm.kind", "minimax_q", "--no-progress"],
-            "needs a deterministic two-player zero-sum game, not 'nim3p'",
-        ),
-    ],
-)
-def test_bad_input_gives_one_clear_line(args, message, tmp_path):
-    done = jaxgames(*args, cwd=tmp_path)
-    assert done.returncode == 2, done.stdout
-    assert message in done.stderr
-
-
-def test_an_unknown_game_in_a_config_is_named_first(tmp_path):
-    (tmp_path / "chess.yaml").write_text("game: {name: chess}\n")
-    done = jaxgames("train", "chess.yaml", "--no-progress", cwd=tmp_path)
-    assert done.returncode == 2
-    assert "game: unknown game 'chess'; available games: 2048, connect_four" in done.stderr
-
-
-def test_bad_config_keys_are_rejected_by_the_typed_parser(tmp_path):
-    done = jaxgames("train", "tictactoe-td-farl", "--train.gams", "10", cwd=tmp_path)
-    assert done.returncode != 0 and "train.gams" in done.stderr
-
-
-def test_unknown_opponent_lists_the_valid_ones(trained):
-    done = jaxgames("eval", str(trained), "--opponent", "alphazero")
-    assert done.returncode == 2
-    assert "unknown opponent 'alphazero'" in done.stderr and "perfect" in done.stderr
+def test_bad_input_gives_one_clear_line_through_the_installed_command(tmp_path):
+    """The command as installed (a subprocess): one line on stderr, exit 2; tests/
+    test_reliability.py goes through every documented case in-process."""
+    done = jaxgames("train", "no-such-preset", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "neither a file nor a preset; presets: 2048-td, " in done.stderr
+    done = jaxgames("eval", "/nonexistent/run", "--opponent", "random", "--seed", "-1")
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "expected a seed in [0, 2^32)" in done.stderr
 
 
 def test_eval_against_another_agent(trained):
@@ -293,3 +264,47 @@ def test_mistakes_need_a_game_with_a_perfect_player():
 
     with pytest.raises(cli.UsageError, match=r"--mistakes: no perfect player for Game\(hex"):
         cli._perfect_values(jaxgames.make("hex"))
+
+
+def test_a_damaged_checkpoint_gives_one_line_not_orbaxs_tracebacks(trained, tmp_path):
+    """After a failed restore, tensorstore's reads still finishing call back into orbax's
+    closed event loop; through the installed command that noise must not follow the one-line
+    error."""
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(trained, run)
+    for f in run.glob("checkpoints/*/state/d/*"):
+        f.write_bytes(b"garbage")
+    done = jaxgames("eval", str(run), "--opponent", "random", "--games", "4")
+    assert done.returncode == 2
+    lines = [ln for ln in done.stderr.splitlines() if "WARNING" not in ln]
+    assert len(lines) == 1 and "could not be restored" in lines[0], done.stderr[-2000:]
+
+
+@pytest.mark.skipif(os.name != "posix", reason="signals")
+@pytest.mark.slow  # 15-30 s; the in-process Ctrl-C test covers the stop flag
+def test_ctrl_c_while_compiling_stops_cleanly(tmp_path):
+    """Ctrl-C in the first seconds (while XLA compiles) used to crash the process (exit 139);
+    the stop flag is set before compiling, so the run stops after it, cleanly."""
+    run = tmp_path / "run"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jaxgames",
+            "train",
+            "tictactoe-td-farl",
+            "--run-dir",
+            str(run),
+            "--no-progress",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(4)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=300)
+    assert proc.returncode in (0, 130), err[-2000:]
+    assert "Traceback" not in err

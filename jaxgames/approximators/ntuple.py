@@ -107,6 +107,10 @@ class NTupleConfig(ApproximatorConfig):
     tcl_init: float = 1e-4
     combine: Literal["sequential", "weight", "mean"] = "sequential"
 
+    def has_tuples(self) -> bool:
+        """Whether any tuple is configured (a network needs one; `check_config` says so)."""
+        return bool(self.tuple_sets or self.tuples or self.num_tuples)
+
     def __post_init__(self):
         super().__post_init__()
         unknown = [name for name in self.tuple_sets if name not in tuple_sets()]
@@ -114,11 +118,6 @@ class NTupleConfig(ApproximatorConfig):
             raise ValueError(
                 f"tuple set(s) {', '.join(map(repr, unknown))}; known sets: "
                 f"{', '.join(tuple_sets())}"
-            )
-        if not self.tuple_sets and not self.tuples and self.num_tuples < 1:
-            raise ValueError(
-                "give tuple_sets, tuples, or num_tuples >= 1 random walks of tuple_length >= 1 "
-                f"cells (got num_tuples={self.num_tuples}, tuple_length={self.tuple_length})"
             )
         if self.num_tuples < 0 or (self.num_tuples and self.tuple_length < 1):
             raise ValueError(

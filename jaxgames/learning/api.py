@@ -44,6 +44,14 @@ class AlgorithmConfig:
 
     def __post_init__(self):
         check_choices(self)
+        if not (self.alpha.start > 0 and self.alpha.end >= 0):
+            raise ValueError(
+                f"alpha {self.alpha}: the step size must start above 0 and end at 0 or above"
+            )
+        if not (0 <= self.epsilon.start <= 1 and 0 <= self.epsilon.end <= 1):
+            raise ValueError(
+                f"epsilon {self.epsilon}: a probability, expected start and end in [0, 1]"
+            )
         if not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"gamma={self.gamma}: expected in [0, 1]")
         if self.random_opening_moves < 0:

@@ -38,6 +38,13 @@ class Schedule:
     offset: int = 0
 
     def __post_init__(self):
+        bad = [
+            f"{k}={v}"
+            for k, v in (("start", self.start), ("end", self.end), ("factor", self.factor))
+            if not math.isfinite(v)
+        ]
+        if bad:
+            raise ValueError(f"schedule {', '.join(bad)}: expected finite numbers")
         if self.kind not in KINDS:
             raise ValueError(f"schedule kind {self.kind!r}; expected one of {', '.join(KINDS)}")
         if self.kind == "exponential" and (self.start <= 0 or self.end <= 0):

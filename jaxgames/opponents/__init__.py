@@ -82,18 +82,30 @@ def perfect_values(game: Game):
     )
 
 
-def make_opponent(name: str, game: Game):
-    """The batched policy called `name` for `game` (ValueError for unknown names)."""
+MAX_SIMULATIONS = 1_000_000
+
+
+def check_opponent(name: str, game: Game) -> None:
+    """Raises ValueError unless `name` is an opponent of `game` (cheap: builds nothing)."""
     available = opponent_names(game)
     if name.startswith("mcts:") and "mcts:N" in available:
         count = name.split(":", 1)[1]
-        if not count.isdigit() or int(count) < 1:
-            raise ValueError(f"opponent {name!r}: N in mcts:N must be a positive integer")
-        return mcts_policy(game, int(count))
+        if not (count.isascii() and count.isdigit()) or not 1 <= int(count) <= MAX_SIMULATIONS:
+            raise ValueError(
+                f"opponent {name!r}: N in mcts:N must be an integer from 1 to {MAX_SIMULATIONS:,}"
+            )
+        return
     if name not in available:
         raise ValueError(
             f"unknown opponent {name!r} for {game!r}; available: {', '.join(available)}"
         )
+
+
+def make_opponent(name: str, game: Game):
+    """The batched policy called `name` for `game` (ValueError for unknown names)."""
+    check_opponent(name, game)
+    if name.startswith("mcts:"):
+        return mcts_policy(game, int(name.split(":", 1)[1]))
     if name == "random":
         return random_policy
     if name in ("heur", "bench"):
@@ -105,6 +117,7 @@ def make_opponent(name: str, game: Game):
 
 __all__ = [
     "ab_policy",
+    "check_opponent",
     "connect_four_scores",
     "epsilon_greedy",
     "make_opponent",
