@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import importlib.util
+import sys
 import time
 
 import jax
@@ -159,7 +160,7 @@ def _keys(key: jax.Array, n: int) -> jax.Array:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=sys.argv[0], description=__doc__.splitlines()[0])
     parser.add_argument("--games", nargs="*", default=jaxgames.available_games())
     parser.add_argument("--batch-sizes", nargs="*", type=int, default=[1, 256, 4096, 16384])
     parser.add_argument("--repeats", type=int, default=3)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 import time
 
 import jax
@@ -107,7 +108,7 @@ def batch_table(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog=sys.argv[0], description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     tp = sub.add_parser("throughput")
     tp.add_argument("--batch-sizes", nargs="*", type=int, default=[64, 256, 1024, 4096])

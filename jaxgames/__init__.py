@@ -1,10 +1,38 @@
-"""jaxgames: board games as pure, jittable JAX functions, and the learners that play them."""
+"""jaxgames: board games as pure, jittable JAX functions, and the learners that play them.
 
-from jaxgames import games as _games  # noqa: F401  (registers the games)
-from jaxgames.core import Game, State, checked_step, legal_actions
-from jaxgames.registry import available_games, make
+    game = jaxgames.make("connect_four")        # a Game: pure, unbatched, jittable functions
+    agent = jaxgames.load("runs/tictactoe-td-farl")   # a trained agent
 
-__version__ = "0.1.0"
+The names below are imported on first use, so that `jaxgames --help` starts without JAX.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.2.0"
+
+_LAZY = {
+    "Game": "jaxgames.core",
+    "State": "jaxgames.core",
+    "checked_step": "jaxgames.core",
+    "legal_actions": "jaxgames.core",
+    "available_games": "jaxgames.registry",
+    "make": "jaxgames.registry",
+}
+
+if TYPE_CHECKING:
+    from jaxgames.core import Game, State, checked_step, legal_actions
+    from jaxgames.registry import available_games, make
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'jaxgames' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
 
 
 def load(path, weights="average"):

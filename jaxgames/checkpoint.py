@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxgames.config import Config, from_saved, to_dict
+from jaxgames.errors import CheckpointError
 
 CHECKPOINTS = "checkpoints"
 AVERAGE = ".average"  # key prefix of the averaged parameters (train.average_from)
@@ -42,10 +43,6 @@ RENAMED = {
     f".replay.{name}": f".replay.data.{name}"
     for name in ("features", "action", "reward", "next_features", "next_legal", "next_max", "done")
 }
-
-
-class CheckpointError(ValueError):
-    """A checkpoint is missing, unreadable, or does not fit what it is used for."""
 
 
 def _ocp():

@@ -29,8 +29,6 @@ import runpy
 import sys
 import threading
 
-import jax
-
 REPO = pathlib.Path(__file__).resolve().parents[1]
 MAX_EVAL_GAMES = 1_000_000  # games per seat (and per opening)
 DEFAULT_PRESET = "tictactoe-td-farl"
@@ -213,6 +211,8 @@ def cmd_eval(argv: list[str]) -> int:
 def _evaluate(path: pathlib.Path, args, opponents: dict) -> dict:
     """Evaluates one run or checkpoint as `cmd_eval`'s arguments say, prints it unless
     --json, and returns its record. `opponents` caches the opponent by game."""
+    import jax
+
     from jaxgames.agent import load
     from jaxgames.analysis import mistakes
     from jaxgames.evaluation import arena, opening_moves
@@ -236,9 +236,18 @@ def _evaluate(path: pathlib.Path, args, opponents: dict) -> dict:
         record_moves=values is not None,
     )
     report = mistakes(agent.game, result, values) if values is not None else None
+    from jaxgames.checkpoint import versions
+
     record = {
         **result.to_dict(),
         **_solo_details(agent.game, result),
+        "game": {
+            "name": agent.game.name,
+            "options": dict(agent.game.options),
+            "version": agent.game.version,
+        },
+        "seed": args.seed,
+        "versions": versions(),
         "opponent": args.opponent,
         "seats": args.seats,
         "epsilon": args.epsilon,
@@ -387,6 +396,8 @@ def _non_negative(text: str) -> int:
 
 
 def cmd_play(argv: list[str], input_fn=input, out=print) -> int:
+    import jax
+
     from jaxgames.agent import load
     from jaxgames.core import checked_step, legal_actions
 
@@ -450,6 +461,7 @@ def cmd_play(argv: list[str], input_fn=input, out=print) -> int:
 
 
 def cmd_inspect(argv: list[str]) -> int:
+    import jax
     import numpy as np
 
     from jaxgames.agent import load
@@ -497,12 +509,19 @@ def cmd_inspect(argv: list[str]) -> int:
 
 def cmd_bench(argv: list[str]) -> int:
     names = {"games": "games.py", "learning": "learning.py"}
+    usage = (
+        "usage: jaxgames bench games|learning [ARGS ...]  (`jaxgames bench games --help` "
+        "lists a benchmark's options; they run from a source checkout)"
+    )
+    if argv[:1] in (["-h"], ["--help"]):
+        print(usage)
+        return 0
     if not argv or argv[0] not in names:
         raise UsageError(f"bench needs one of: {', '.join(names)} (then that benchmark's options)")
     script = REPO / "benchmarks" / names[argv[0]]
     if not script.is_file():
         raise UsageError(f"{script} not found: benchmarks run from a source checkout")
-    sys.argv = [str(script), *argv[1:]]
+    sys.argv = [f"jaxgames bench {argv[0]}", *argv[1:]]
     runpy.run_path(str(script), run_name="__main__")
     return 0
 
@@ -518,15 +537,18 @@ COMMANDS = {
 
 
 def main(argv: list[str] | None = None) -> int:
-    from jaxgames.checkpoint import CheckpointError
-    from jaxgames.runlog import RunInUse
-    from jaxgames.training import TrainingError
+    from jaxgames.errors import CheckpointError, RunInUse, TrainingError
 
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = bool(os.environ.get("JAXGAMES_DEBUG")) or argv[:1] == ["--debug"]
     if not debug:
         _quiet_closed_loops()
     argv = argv[1:] if argv[:1] == ["--debug"] else argv
+    if argv[:1] in (["--version"], ["-V"]):
+        from jaxgames import __version__
+
+        print(f"jaxgames {__version__}")
+        return 0
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         return 0 if argv else 2

@@ -47,8 +47,14 @@ def register(
     _REGISTRY[name] = Entry(factory, dict(options or {}), check)
 
 
+def _register_games() -> None:
+    """Imports the package's games (each registers itself) the first time one is asked for."""
+    import jaxgames.games  # noqa: F401
+
+
 def available_games() -> list[str]:
     """The registered game names, sorted."""
+    _register_games()
     return sorted(_REGISTRY)
 
 
@@ -58,6 +64,7 @@ def game_options(name: str) -> dict[str, Option]:
 
 
 def _lookup(name: str) -> Entry:
+    _register_games()
     if not isinstance(name, str) or name not in _REGISTRY:
         raise ValueError(f"unknown game {name!r}; available games: {', '.join(available_games())}")
     return _REGISTRY[name]

@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxgames.config import Config, to_dict
+from jaxgames.errors import RunInUse
 
 
 class Logger(Protocol):
@@ -124,10 +125,6 @@ def drop_records_after(path: pathlib.Path, games: int) -> None:
 
 
 LOCK = ".lock"
-
-
-class RunInUse(RuntimeError):
-    """Another process holds the run folder."""
 
 
 @contextlib.contextmanager

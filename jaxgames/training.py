@@ -12,6 +12,7 @@ import dataclasses
 import os
 import pathlib
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -23,6 +24,7 @@ import numpy as np
 from jaxgames import checkpoint, evaluation, runlog
 from jaxgames.builders import Learner, make_learner
 from jaxgames.config import Config
+from jaxgames.errors import TrainingError
 from jaxgames.opponents import make_opponent
 from jaxgames.types import Carry, Params, PRNGKey
 
@@ -54,10 +56,6 @@ class TrainResult:
 
 
 MAX_MOVES = 2**31 - 2**27  # stop before the int32 move counter could wrap in the next chunk
-
-
-class TrainingError(RuntimeError):
-    """Training cannot go on (e.g. the values diverged)."""
 
 
 class _StopFlag:
@@ -331,6 +329,8 @@ def _train(
     t, total = config.train, config.train.games
     # Ctrl-C from here on only asks to stop (a KeyboardInterrupt inside XLA's compiler crashes)
     with _StopFlag() as stop:
+        if progress:
+            print("compiling the training step (seconds to a minute) ...", file=sys.stderr)
         tick = time.perf_counter()  # compiled from shapes: the memory is known before use
         chunk = learner.chunk.lower(jax.eval_shape(learner.init, run_key)).compile()
         compile_time = time.perf_counter() - tick
@@ -357,7 +357,13 @@ def _train(
 
         start = time.perf_counter()
         window = _window(run)
-        bar = tqdm(total=total, unit="game", disable=not progress, dynamic_ncols=True)
+        bar = tqdm(
+            total=total,
+            unit="game",
+            disable=not progress,
+            dynamic_ncols=True,
+            bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]",
+        )
         bar.update(min(int(run.carry.games), total))
         last_eval, interrupted = "", stop.requested
         try:

@@ -85,7 +85,10 @@ def _observe(state: core.State, player: Array) -> Array:
 
 
 def _render(state: core.State) -> str:
-    return grid.render_grid(np.asarray(state.board))
+    """The grid with X and O, and the number of each empty cell (the move that takes it)."""
+    cells = np.asarray(state.board).reshape(9)
+    marks = [".XO"[v] if v else str(i) for i, v in enumerate(cells)]
+    return "\n".join(" ".join(marks[r * 3 : r * 3 + 3]) for r in range(3))
 
 
 @functools.cache
