@@ -20,11 +20,13 @@ _LAZY = {
     "legal_actions": "jaxgames.core",
     "available_games": "jaxgames.registry",
     "make": "jaxgames.registry",
+    "render_svg": "jaxgames.render",
 }
 
 if TYPE_CHECKING:
     from jaxgames.core import Game, State, checked_step, legal_actions
     from jaxgames.registry import available_games, make
+    from jaxgames.render import render_svg
 
 
 def __getattr__(name: str) -> Any:
@@ -52,4 +54,5 @@ __all__ = [
     "legal_actions",
     "load",
     "make",
+    "render_svg",
 ]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import math
 import pathlib
 import stat
@@ -381,12 +382,17 @@ def _saved_arrays(run_dir: pathlib.Path, step: int) -> dict[str, tuple[tuple, st
     """{name: (shape, dtype)} of the arrays a checkpoint holds (orbax's tree metadata; empty
     if unreadable)."""
     ocp = _ocp()
+    quiet = logging.getLogger("absl")  # it warns that the item has no step metadata: true
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
     try:
         with ocp.StandardCheckpointer() as reader:
             tree = reader.metadata(run_dir / CHECKPOINTS / str(step) / "state").item_metadata
         return {k: (tuple(v.shape), str(np.dtype(v.dtype))) for k, v in tree.items()}
     except Exception:
         return {}
+    finally:
+        quiet.setLevel(level)
 
 
 def _saved_names(run_dir: pathlib.Path, step: int) -> set[str]:

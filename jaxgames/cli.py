@@ -172,6 +172,13 @@ def cmd_eval(argv: list[str]) -> int:
     )
     parser.add_argument("--seed", type=_seed, default=0)
     parser.add_argument(
+        "--record",
+        type=pathlib.Path,
+        metavar="DIR",
+        help="write the games played to DIR: games.json (every game's moves, seat and reward) "
+        "and a picture of each of the first 20 games (SVG, deterministic games)",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         help="print one JSON object (several paths: {'checkpoints': [...], 'summary': {...}})",
@@ -233,8 +240,10 @@ def _evaluate(path: pathlib.Path, args, opponents: dict) -> dict:
         jax.random.key(args.seed),
         seats=args.seats,
         openings=openings,
-        record_moves=values is not None,
+        record_moves=values is not None or args.record is not None,
     )
+    if args.record is not None:
+        _record_games(agent.game, result, args.record / pathlib.Path(path).name, args.opponent)
     report = mistakes(agent.game, result, values) if values is not None else None
     from jaxgames.checkpoint import versions
 
@@ -278,6 +287,40 @@ def _evaluate(path: pathlib.Path, args, opponents: dict) -> dict:
     if report is not None:
         _print_mistakes(report, args.mistakes)
     return record
+
+
+def _record_games(game, result, folder: pathlib.Path, opponent: str, pictures: int = 20) -> None:
+    """games.json (every game's moves, the agent's seat and its reward) and a strip of frames
+    per game for the first `pictures` games of a deterministic game."""
+    from jaxgames.render import render_game_svg, replay
+
+    folder.mkdir(parents=True, exist_ok=True)
+    games = [
+        {"moves": list(m), "agent_seat": int(seat), "agent_reward": float(r), "opening": int(k)}
+        for m, seat, r, k in zip(
+            result.moves,
+            result.agent_players,
+            result.scores,
+            result.opening_plies,
+            strict=True,
+        )
+    ]
+    (folder / "games.json").write_text(
+        json.dumps(
+            {
+                "game": game.name,
+                "options": dict(game.options),
+                "opponent": opponent,
+                "games": games,
+            },
+            indent=1,
+        )
+    )
+    if game.stochastic:
+        return
+    for i, moves in enumerate(m for m in result.moves[:pictures]):
+        svg = render_game_svg(game, replay(game, moves), moves)
+        (folder / f"game{i:03d}.svg").write_text(svg)
 
 
 def _weights_note(agent) -> str:
@@ -476,6 +519,9 @@ def cmd_inspect(argv: list[str]) -> int:
         default="",
         help="comma-separated moves from the start; shows the agent's values there",
     )
+    parser.add_argument(
+        "--svg", type=pathlib.Path, help="also draw the position with the values to this file"
+    )
     args = parser.parse_args(argv)
     agent = load(args.path)
     cfg, meta = agent.config, agent.meta
@@ -504,6 +550,12 @@ def cmd_inspect(argv: list[str]) -> int:
     values = agent.move_values(state)
     for a in np.flatnonzero(np.isfinite(values)):
         print(f"  {a:>3} {agent.game.action_names[a]:<20} {values[a]:+.4f}")
+    if args.svg:
+        from jaxgames.render import render_svg
+
+        last = int(moves[-1]) if moves else None
+        args.svg.write_text(render_svg(agent.game, state, last_action=last, values=values))
+        print(f"drew the position to {args.svg}")
     return 0
 
 
