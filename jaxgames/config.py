@@ -61,8 +61,8 @@ class TrainConfig:
     checkpoint_every: save a checkpoint every this many games (0 = only at the end).
     keep_checkpoints: how many recent checkpoints to keep.
     log_every: write a metrics record every this many games (0 = about 100 per run).
-    tensorboard: also write the records as TensorBoard scalars to RUN/tensorboard (needs the
-        `tensorboard` extra: pip install "jaxgames[tensorboard]").
+    tensorboard: also write the records as TensorBoard scalars to RUN/tensorboard (the same
+        as `log.backends: [tensorboard]`; needs pip install "jaxgames[tensorboard]").
     average_from: from this many games on, also keep the mean of the parameters, sampled
         every `average_every` games (tail or Polyak-Ruppert averaging: it steadies the
         agent that a constant step size leaves jittering); evaluations, the checkpoints'
@@ -99,6 +99,20 @@ class EvalConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class LogConfig:
+    """Where a run's records go besides RUN/metrics.jsonl, which is always written.
+
+    backends: any of "tensorboard" (RUN/tensorboard, the `tensorboard` extra), "csv"
+        (RUN/train.csv and RUN/eval.csv) and "wandb" (Weights & Biases, the `wandb` extra;
+        WANDB_MODE=offline keeps it on disk).
+    wandb_project: the W&B project.
+    """
+
+    backends: tuple[Literal["tensorboard", "csv", "wandb"], ...] = ()
+    wandb_project: str = "jaxgames"
+
+
+@dataclasses.dataclass(frozen=True)
 class Config:
     """A whole experiment."""
 
@@ -107,6 +121,7 @@ class Config:
     algorithm: AlgorithmConfig = dataclasses.field(default_factory=FarlConfig)
     train: TrainConfig = dataclasses.field(default_factory=TrainConfig)
     eval: EvalConfig = dataclasses.field(default_factory=EvalConfig)
+    log: LogConfig = dataclasses.field(default_factory=LogConfig)
     description: str = ""
 
     def __post_init__(self):

@@ -79,6 +79,69 @@ class TensorBoard:
         self._writer.close()
 
 
+class Csv:
+    """Records as CSV, one file per kind (RUN/train.csv, RUN/eval.csv), their columns the
+    first record's numeric and text fields (nested ones, such as results by seat, are left to
+    metrics.jsonl)."""
+
+    def __init__(self, folder: pathlib.Path):
+        self._folder = folder
+        self._files: dict[str, tuple[Any, Any]] = {}
+
+    def write(self, record: dict) -> None:
+        import csv
+
+        kind = str(record.get("kind", "record"))
+        if kind not in self._files:
+            path = self._folder / f"{kind}.csv"
+            columns = [k for k, v in record.items() if isinstance(v, int | float | str)]
+            fresh = not path.exists()
+            handle = path.open("a", newline="")
+            writer = csv.DictWriter(handle, columns, extrasaction="ignore")
+            if fresh:
+                writer.writeheader()
+            self._files[kind] = (handle, writer)
+        handle, writer = self._files[kind]
+        writer.writerow(record)
+        handle.flush()
+
+    def close(self) -> None:
+        for handle, _ in self._files.values():
+            handle.close()
+
+
+class WandB:
+    """Numeric fields of each record logged to Weights & Biases as `kind/name` at the record's
+    training games (needs wandb: pip install "jaxgames[wandb]"; WANDB_MODE=offline keeps the
+    run on disk, under RUN/wandb)."""
+
+    def __init__(self, folder: pathlib.Path, config: Config):
+        try:
+            import wandb
+        except ImportError:
+            raise ValueError(
+                'log.backends: wandb needs wandb: pip install "jaxgames[wandb]"'
+            ) from None
+        self._run = wandb.init(
+            project=config.log.wandb_project,
+            dir=str(folder),
+            name=folder.name,
+            config=to_dict(config),
+            reinit=True,
+        )
+
+    def write(self, record: dict) -> None:
+        values = {
+            f"{record['kind']}/{k}": v
+            for k, v in record.items()
+            if isinstance(v, int | float) and not isinstance(v, bool) and k != "train_games"
+        }
+        self._run.log(values, step=int(record["train_games"]))
+
+    def close(self) -> None:
+        self._run.finish()
+
+
 class Loggers:
     """Several loggers as one (none: records are dropped)."""
 
@@ -96,12 +159,17 @@ class Loggers:
 
 def open_run(run_dir: pathlib.Path, config: Config) -> Loggers:
     """Creates the run folder (if needed), writes its resolved `config.json` and returns its
-    loggers: `metrics.jsonl`, and TensorBoard under `tensorboard/` with `train.tensorboard`."""
+    loggers: `metrics.jsonl`, and those of `log.backends` (TensorBoard, CSV, W&B)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.json").write_text(json.dumps(to_dict(config), indent=2) + "\n")
     loggers: list[Logger] = [JsonLines(run_dir / "metrics.jsonl")]
-    if config.train.tensorboard:
+    backends = set(config.log.backends) | ({"tensorboard"} if config.train.tensorboard else set())
+    if "tensorboard" in backends:
         loggers.append(TensorBoard(run_dir / "tensorboard"))
+    if "csv" in backends:
+        loggers.append(Csv(run_dir))
+    if "wandb" in backends:
+        loggers.append(WandB(run_dir, config))
     return Loggers(loggers)
 
 

@@ -359,3 +359,33 @@ def test_the_run_lock_of_a_killed_process_is_no_lock(tmp_path):
     time.sleep(0.1)
     with runlog.exclusive(run):  # free again
         assert (run / runlog.LOCK).read_text() == str(__import__("os").getpid())
+
+
+def test_metrics_can_also_go_to_csv_files(tmp_path):
+    import csv
+
+    from jaxgames.config import LogConfig
+
+    run = tmp_path / "run"
+    config = dataclasses.replace(small_config(games=500), log=LogConfig(backends=("csv",)))
+    train(config, run_dir=run, progress=False)
+    rows = list(csv.DictReader((run / "train.csv").open()))
+    jsonl = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert [int(r["train_games"]) for r in rows] == [
+        r["train_games"] for r in jsonl if r["kind"] == "train"
+    ]
+    evals = list(csv.DictReader((run / "eval.csv").open()))
+    assert evals and {"score", "win_rate", "points"} <= set(evals[0])
+
+
+def test_metrics_can_also_go_to_weights_and_biases_offline(tmp_path, monkeypatch):
+    pytest.importorskip("wandb")
+    from jaxgames.config import LogConfig
+
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    run = tmp_path / "run"
+    config = dataclasses.replace(small_config(games=500), log=LogConfig(backends=("wandb",)))
+    train(config, run_dir=run, progress=False)
+    offline = list((run / "wandb").glob("offline-run-*/run-*.wandb"))
+    assert offline and offline[0].stat().st_size > 0
