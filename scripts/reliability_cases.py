@@ -657,10 +657,20 @@ def train_base(folder: pathlib.Path) -> pathlib.Path:
     return run
 
 
+def said(text: str) -> list[str]:
+    """The lines a case printed, without library warnings and the progress notice that
+    `train` prints before it compiles (a failure found while compiling follows it)."""
+    return [
+        ln
+        for ln in text.strip().splitlines()
+        if "WARNING" not in ln and not ln.startswith("compiling the training step")
+    ]
+
+
 def message(text: str) -> str:
     """What a case printed as one string: the lines joined (the typed parser wraps its box's
-    text), without the box's rules and library warnings."""
-    lines = [ln.strip(" │╭╰─╮╯") for ln in text.strip().splitlines() if "WARNING" not in ln]
+    text), without the box's rules, library warnings and the compiling notice."""
+    lines = [ln.strip(" │╭╰─╮╯") for ln in said(text)]
     lines = [ln for ln in lines if ln and not set(ln) <= set("-─")]
     return re.sub(r"\s+", " ", " ".join(lines)).strip()
 

@@ -7,7 +7,6 @@ take) and plays the trained agent against the perfect player in every seat.
 from __future__ import annotations
 
 import dataclasses
-import json
 import pathlib
 
 import jax
@@ -71,32 +70,24 @@ def test_nim3p_td_farl_scores_near_the_ideal_against_two_perfect_players():
     assert result["score"] >= 0.325, result["by_seat"]
 
 
-def test_train_script_writes_a_run_folder(tmp_path):
-    import subprocess
+def test_train_script_is_jaxgames_train_with_out_as_the_run_folder(monkeypatch):
+    """train/train.py forwards to `jaxgames train` (run end to end by tests/test_cli.py, its run
+    folder checked by tests/test_checkpoint.py), --out naming the run folder, and exits with
+    its status."""
+    import runpy
     import sys
 
-    out = tmp_path / "run"
-    cmd = [
-        sys.executable,
-        str(REPO / "train" / "train.py"),
-        str(presets.path("nim-td-farl")),
-        "--out",
-        str(out),
-        "--train.games",
-        "600",
-        "--eval.games",
-        "20",
-        "--eval.every",
-        "500",
-    ]
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    assert done.returncode == 0, done.stderr[-2000:]
-    config = json.loads((out / "config.json").read_text())
-    assert config["train"]["games"] == 600
-    records = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
-    evals = [r for r in records if r["kind"] == "eval"]
-    assert evals and all(r["train_games"] >= 500 for r in evals)
-    assert (out / "checkpoints").is_dir() and (out / "curve.png").is_file()
+    from jaxgames import cli
+
+    seen = []
+    monkeypatch.setattr(cli, "main", lambda argv: seen.append(argv) or 3)
+    monkeypatch.setattr(
+        sys, "argv", ["train.py", "nim-td-farl", "--out", "runs/x", "--train.games", "600"]
+    )
+    with pytest.raises(SystemExit) as stop:
+        runpy.run_path(str(REPO / "train" / "train.py"), run_name="__main__")
+    assert stop.value.code == 3
+    assert seen == [["train", "nim-td-farl", "--run-dir", "runs/x", "--train.games", "600"]]
 
 
 @pytest.mark.parametrize("name", presets.names())

@@ -108,7 +108,7 @@ def test_rejects_games_it_cannot_learn():
             },
         )
     with pytest.raises(ValueError, match=r"replay_batch=64: expected 1\.\.replay_size"):
-        minimax_q.MinimaxQConfig(replay_size=10, replay_batch=64, alpha=Schedule())
+        minimax_q.MinimaxQConfig(replay_size=10, replay_batch=64, alpha=Schedule("constant", 0.1))
 
 
 @pytest.mark.optimized
