@@ -3,9 +3,10 @@
     jaxgames train [CONFIG] [--run-dir DIR] [--resume [--new-schedule]] [--no-progress]
                    [--section.key VALUE ...]
     jaxgames eval PATH [PATH ...] --opponent NAME [--games N] [--seats all|first|second]
-                       [--openings K] [--epsilon E] [--mistakes N] [--seed S] [--json]
+                       [--openings K] [--epsilon E] [--mistakes N] [--weights average|last]
+                       [--seed S] [--record DIR] [--json]
     jaxgames play PATH [--seat first|second] [--seed S]
-    jaxgames inspect PATH [--moves 3,3,4]
+    jaxgames inspect PATH [--moves 3,3,4] [--svg FILE]
     jaxgames presets
     jaxgames bench games|learning [ARGS ...]
 
