@@ -4,6 +4,7 @@ and run from a folder outside the repository."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import pathlib
 import subprocess
 import sys
@@ -17,8 +18,11 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 @pytest.mark.slow  # about 2 minutes: a build, a venv and three trainings
 @pytest.mark.skipif(importlib.util.find_spec("build") is None, reason="needs `build` (dev extra)")
 def test_the_wheel_installs_and_runs_outside_the_checkout(tmp_path):
+    # without PYTHONPATH: a checkout on it would be imported instead of the installed wheel
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
     def run(*cmd, cwd=tmp_path):
-        done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+        done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
         assert done.returncode == 0, (cmd, done.stdout[-1500:], done.stderr[-3000:])
         return done.stdout
 
