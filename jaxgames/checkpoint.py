@@ -316,11 +316,11 @@ def restore(path: str | pathlib.Path, template) -> tuple[Any, dict]:
     """
     _, meta, run_dir, step = read_meta(path)
     abstract = _abstract(carry_to_tree(template))
-    saved = _saved_names(run_dir, step)
+    saved = _saved_arrays(run_dir, step)
     old_names = {old: new for old, new in RENAMED.items() if old in saved and new in abstract}
     request = {({v: k for k, v in old_names.items()}).get(k, k): v for k, v in abstract.items()}
     # a checkpoint with averaged parameters holds more than the carry: read only the carry
-    state = _restore_state(run_dir, step, request, bool(meta.get("average_count")))
+    state = _restore_state(run_dir, step, request, bool(meta.get("average_count")), saved)
     state = {old_names.get(k, k): v for k, v in state.items()}
     carry = tree_to_carry(state, template)
     if int(carry.games) != step or not int(carry.moves) >= 0:
@@ -346,7 +346,7 @@ def restore_params(
     run_dir, step = locate(path)
     count = int(meta.get("average_count", 0)) if average else 0
     prefix = AVERAGE if count else PARAMS
-    saved = _saved_names(run_dir, step)
+    saved = _saved_arrays(run_dir, step)
     if count and saved and not any(name.startswith(AVERAGE) for name in saved):
         raise CheckpointError(
             f"checkpoint {run_dir / CHECKPOINTS / str(step)}: its metadata counts {count} "
@@ -355,7 +355,7 @@ def restore_params(
     paths, structure = jax.tree_util.tree_flatten_with_path(abstract_params)
     names = [prefix + jax.tree_util.keystr(p) for p, _ in paths]
     wanted = {n: leaf for n, (_, leaf) in zip(names, paths, strict=True) if math.prod(leaf.shape)}
-    state = _restore_state(run_dir, step, wanted, True)
+    state = _restore_state(run_dir, step, wanted, True, saved)
     leaves = [
         state[n] if n in state else jnp.zeros(leaf.shape, leaf.dtype)
         for n, (_, leaf) in zip(names, paths, strict=True)
@@ -395,15 +395,11 @@ def _saved_arrays(run_dir: pathlib.Path, step: int) -> dict[str, tuple[tuple, st
         quiet.setLevel(level)
 
 
-def _saved_names(run_dir: pathlib.Path, step: int) -> set[str]:
-    """The array names a checkpoint holds."""
-    return set(_saved_arrays(run_dir, step))
-
-
-def _check_arrays(run_dir: pathlib.Path, step: int, abstract: dict[str, Any]) -> None:
-    """Raises CheckpointError when a saved array's shape or dtype is not what the config
-    needs (orbax would restore the saved shape, or cast the values)."""
-    saved = _saved_arrays(run_dir, step)
+def _check_arrays(
+    run_dir: pathlib.Path, step: int, abstract: dict[str, Any], saved: dict[str, tuple[tuple, str]]
+) -> None:
+    """Raises CheckpointError when a saved array (`saved`: `_saved_arrays`) has another shape
+    or dtype than `abstract` needs (orbax would restore the saved shape, or cast the values)."""
     for name, want in abstract.items():
         if name not in saved:
             continue  # orbax itself refuses a missing array
@@ -418,12 +414,17 @@ def _check_arrays(run_dir: pathlib.Path, step: int, abstract: dict[str, Any]) ->
 
 
 def _restore_state(
-    run_dir: pathlib.Path, step: int, abstract: dict[str, Any], partial: bool
+    run_dir: pathlib.Path,
+    step: int,
+    abstract: dict[str, Any],
+    partial: bool,
+    saved: dict[str, tuple[tuple, str]],
 ) -> dict[str, Any]:
     """The arrays named in `abstract` of checkpoint `step` (all of them unless `partial`),
-    each of the shape and dtype that `abstract` gives (CheckpointError otherwise)."""
+    each of the shape and dtype that `abstract` gives (CheckpointError otherwise; `saved` is
+    the checkpoint's `_saved_arrays`)."""
     ocp = _ocp()
-    _check_arrays(run_dir, step, abstract)
+    _check_arrays(run_dir, step, abstract, saved)
     if partial:
         state_args = ocp.args.PyTreeRestore(
             item=abstract,

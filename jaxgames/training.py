@@ -133,7 +133,7 @@ def _start(
     saved, saved_meta, _, step = checkpoint.read_meta(run_dir)
     checkpoint.check_compatible(config, saved, saved_meta)
     if not new_schedule:
-        _check_schedules(saved, config, int(saved_meta.get("games", step)))
+        _check_schedules(saved, config, step)  # read_meta checked that games == step
     run.carry, meta = checkpoint.restore(run_dir, run.carry)
     run.saved_step = int(run.carry.games)
     run.train_time = run.resumed_seconds = float(meta.get("train_seconds", 0.0))
