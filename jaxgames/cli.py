@@ -319,7 +319,7 @@ def _record_games(game, result, folder: pathlib.Path, opponent: str, pictures: i
     )
     if game.stochastic:
         return
-    for i, moves in enumerate(m for m in result.moves[:pictures]):
+    for i, moves in enumerate(result.moves[:pictures]):
         svg = render_game_svg(game, replay(game, moves), moves)
         (folder / f"game{i:03d}.svg").write_text(svg)
 
@@ -411,6 +411,13 @@ def _solo_details(game, result) -> dict:
     return details
 
 
+def _is_int(text: str) -> bool:
+    """Whether `text` is an integer in ASCII digits, maybe negative (str.isdigit alone also
+    accepts superscripts and other scripts' digits, which int() refuses or reads)."""
+    digits = text.lstrip("-")
+    return digits.isascii() and digits.isdigit()
+
+
 def _seed(text: str) -> int:
     value = int(text)
     if not 0 <= value < 2**32:
@@ -489,7 +496,7 @@ def cmd_play(argv: list[str], input_fn=input, out=print) -> int:
             except ValueError as e:
                 message = (
                     str(e)
-                    if text.lstrip("-").isascii() and text.lstrip("-").isdigit()
+                    if _is_int(text)
                     else (f"{text!r} is not a move number; legal moves: {legal}")
                 )
                 out(f"not played: {message}")
@@ -540,7 +547,7 @@ def cmd_inspect(argv: list[str]) -> int:
     state = agent.game.init(jax.random.key(0))
     moves = [m for m in args.moves.replace(" ", "").split(",") if m]
     for i, m in enumerate(moves):
-        if not (m.lstrip("-").isascii() and m.lstrip("-").isdigit()):
+        if not _is_int(m):
             raise UsageError(f"--moves: {m!r} (move {i}) is not an integer")
         state = checked_step(agent.game, state, int(m))
     print(f"position after moves {moves or '[]'} (player {int(state.current_player)} to move):")

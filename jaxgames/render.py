@@ -28,18 +28,25 @@ CELL = 48
 
 
 class Svg(str):
-    """An SVG document; Jupyter shows it as a picture."""
+    """An SVG document; Jupyter shows it as a picture. `width`, `height` and `body` (its
+    elements, without the enclosing <svg>) let a strip of frames place it."""
+
+    width: float
+    height: float
+    body: str
 
     def _repr_svg_(self) -> str:
         return str(self)
 
 
 def _doc(width: float, height: float, body: list[str]) -> Svg:
-    return Svg(
+    inner = f'<rect width="100%" height="100%" fill="white"/>{"".join(body)}'
+    svg = Svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
-        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif">'
-        f'<rect width="100%" height="100%" fill="white"/>{"".join(body)}</svg>'
+        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="sans-serif">{inner}</svg>'
     )
+    svg.width, svg.height, svg.body = float(round(width)), float(round(height)), inner
+    return svg
 
 
 def _text(
@@ -193,15 +200,13 @@ def _hex(board: np.ndarray, last, values) -> Svg:
     body = []
     for row in range(n):
         for col in range(n):
-            x, y = centre(row, col)
+            (x, y), a = centre(row, col), row * n + col
             v = int(board[row, col])
             fill = {0: "#f4f0e6", 1: RED, 2: BLUE}[v]
-            stroke = MARK if last == row * n + col else "#555"
-            width = 4 if last == row * n + col else 1
+            stroke, width = (MARK, 4) if last == a else ("#555", 1)
             body.append(
                 _el("polygon", points=corners(x, y), fill=fill, stroke=stroke, stroke_width=width)
             )
-            a = row * n + col
             if not v and values is not None and np.isfinite(values[a]):
                 body.append(_text(x, y, _value(values[a]), 10))
     # the players' edges: first player (red) joins top and bottom, second (blue) left and right
@@ -349,19 +354,14 @@ def render_game_svg(
     """A whole game as a strip of frames: `states[0]` the start, `states[k]` after
     `actions[k - 1]` (that move ringed), `columns` frames a row, each numbered."""
     frames = [render_svg(game, s, None if k == 0 else actions[k - 1]) for k, s in enumerate(states)]
-    sizes = [
-        (float(f.split('width="')[1].split('"')[0]), float(f.split('height="')[1].split('"')[0]))
-        for f in frames
-    ]
-    w, h = max(s[0] for s in sizes), max(s[1] for s in sizes) + 18
+    w, h = max(f.width for f in frames), max(f.height for f in frames) + 18
     body = []
     for k, frame in enumerate(frames):
         x, y = (k % columns) * (w + 8), (k // columns) * (h + 8)
-        inner = frame[frame.index(">") + 1 : frame.rindex("</svg>")]
         label = "start" if k == 0 else f"{k}: {game.action_names[actions[k - 1]]}"
         body.append(
             f'<g transform="translate({x},{y})">{_text(w / 2, 9, label, 11)}'
-            f'<g transform="translate(0,18)">{inner}</g></g>'
+            f'<g transform="translate(0,18)">{frame.body}</g></g>'
         )
     count = len(frames)
     rows = (count + columns - 1) // columns
