@@ -458,3 +458,41 @@ def test_tabular_is_one_whole_board_tuple():
     a = ntuple.indices(net, TTT.board_spec.encode(play(TTT, [0, 1])))
     b = ntuple.indices(net, TTT.board_spec.encode(play(TTT, [1, 0])))
     assert int(a[0]) != int(b[0])
+
+
+@pytest.mark.parametrize("combine", ntuple.COMBINE)
+@pytest.mark.parametrize("tcl", ["none", "exponential"])
+def test_dropping_invalid_entries_gives_the_trash_slots_weights_bit_for_bit(combine, tcl):
+    """`invalid="drop"` (out-of-range entries the scatter skips: what a GPU gets) and
+    `invalid="trash"` (all sent to the trash slot: XLA:CPU's) give the same weights, TCL
+    accumulators and zeroed counts, on a batch with invalid rows, symmetric copies that read
+    one entry (the TicTacToe centre and corners) and rows sharing weights, over three updates
+    (so TCL factors differ from 1)."""
+    net = _symmetric_net("tictactoe", "tanh", tcl)
+    rng = np.random.default_rng(0)
+    boards = [play(TTT, m) for m in ([4], [0], [0, 1, 7], [2, 4, 6], [], [8, 0])]
+    idx = jnp.stack([ntuple.indices(net, TTT.board_spec.encode(b)) for b in boards])
+    m = 48
+    pick = rng.integers(0, len(boards), m)
+    hits = ntuple.Hits(
+        jnp.zeros(m, jnp.int32),
+        jnp.zeros(m, jnp.int32),
+        idx[pick],
+        jnp.asarray(rng.normal(size=m), jnp.float32),
+        jnp.asarray(rng.random(m) < 0.7),
+        gain=jnp.asarray(rng.uniform(0.1, 1.0, m), jnp.float32),
+        lead=jnp.asarray(-(np.arange(m) % 2), jnp.int32),
+    )
+    out = {}
+    for invalid in ntuple.INVALID:
+        step = jax.jit(functools.partial(ntuple.update, net, combine=combine, invalid=invalid))
+        params, counts = ntuple.init(net), ntuple.init_counts(net)
+        for _ in range(3):
+            params, counts = step(params, hits, jnp.float32(0.5), counts)
+        assert not np.any(np.asarray(counts)[:-1]), invalid
+        out[invalid] = {k: np.asarray(v)[:-1] for k, v in params.items()}
+    for name in out["trash"]:
+        np.testing.assert_array_equal(out["drop"][name], out["trash"][name], err_msg=name)
+    assert np.any(out["drop"]["w"] != 0)
+    with pytest.raises(ValueError, match="invalid 'skip'; expected one of trash, drop"):
+        ntuple.update(net, ntuple.init(net), hits, 0.5, ntuple.init_counts(net), invalid="skip")

@@ -327,8 +327,9 @@ def init(net: NTupleNet) -> Params:
 
     The tables are stored flat, `w: float32[num_weights + 1]` (index with `flat_index`) and
     `tcl: float32[num_weights + 1, 2]`, so that XLA updates them in place. The last entry is a
-    trash slot: updates that must not happen are sent there, which is much cheaper than
-    letting a scatter drop out-of-range indices. It is never read as a weight.
+    trash slot: on XLA:CPU updates that must not happen are sent there, which is cheaper than
+    letting a scatter drop out-of-range indices; elsewhere they are dropped (see `update`). It
+    is never read as a weight.
     """
     params = {"w": jnp.zeros(num_weights(net) + 1, jnp.float32)}
     if net.tcl != "none":
@@ -430,6 +431,18 @@ def _sequential_share(r: Array, n: Array) -> Array:
     return -jnp.expm1(n * jnp.log1p(-r)) / (r * n)
 
 
+INVALID = ("trash", "drop")
+
+
+def invalid_entries() -> str:
+    """How `update` disposes of the entries that must not change a weight on this backend:
+    "trash" on XLA:CPU (all sent to the trash slot: an in-bounds scatter, the fastest there),
+    "drop" elsewhere (an out-of-range index that the scatter skips: on a GPU, a million
+    entries of a large batch sent to one slot would serialise as atomic adds on one address).
+    Both give the same weights bit for bit."""
+    return "trash" if jax.default_backend() == "cpu" else "drop"
+
+
 def update(
     net: NTupleNet,
     params: Params,
@@ -437,6 +450,7 @@ def update(
     alpha: Array,
     counts: Array,
     combine: str = "sequential",
+    invalid: str | None = None,
 ) -> tuple[Params, Array]:
     """Applies M update requests as one sparse scatter-add.
 
@@ -451,13 +465,20 @@ def update(
         alpha: the global step size.
         counts: int32[num weights], all zero: scratch space for hit counts, returned zeroed.
         combine: "sequential", "weight" or "mean".
+        invalid: where entries that must not change anything (invalid boards, a symmetric
+            copy's repeat of an entry) go: "trash" (the trash slot) or "drop" (skipped by the
+            scatter); None: `invalid_entries()`, the backend's faster choice.
 
     Returns:
         (new params, counts) with counts zero again.
     """
     if combine not in COMBINE:
         raise ValueError(f"combine {combine!r}; expected one of {', '.join(COMBINE)}")
-    trash = num_weights(net)
+    invalid = invalid_entries() if invalid is None else invalid
+    if invalid not in INVALID:
+        raise ValueError(f"invalid {invalid!r}; expected one of {', '.join(INVALID)}")
+    # "drop": one past the trash slot, out of range, so every scatter and gather below skips it
+    trash = num_weights(net) + (invalid == "drop")
     m = hits.signal.shape[0]
     outputs = jax.vmap(lambda a: _outputs(net, a))(hits.action)  # [M, TS]
     flat = flat_index(net, hits.player[:, None], outputs, hits.features)
@@ -473,19 +494,25 @@ def update(
     signal = jnp.where(keep, hits.signal[:, None], 0.0).reshape(-1)
     # Every scatter below takes values computed from a gather of the same table, so XLA must run
     # the gather first and can update the (large) tables in place instead of copying them.
-    inbounds = "promise_in_bounds"
+    inbounds = "promise_in_bounds" if invalid == "trash" else "drop"
+
+    def gather(table: Array, fill_value) -> Array:  # a dropped entry reads fill_value
+        if invalid == "trash":
+            return table.at[flat].get(mode=inbounds)
+        return table.at[flat].get(mode="fill", fill_value=fill_value)
+
     row = jnp.arange(m)
     leader = row if hits.lead is None else row + hits.lead
     # "sequential" counts updates on a weight (their leading boards), the others every board.
     counted = keep & (leader == row)[:, None] if combine == "sequential" else keep
     inc = counted.reshape(-1).astype(jnp.int32)
     counts = counts.at[flat].add(inc, mode=inbounds)
-    hits_int = counts.at[flat].get(mode=inbounds)
+    hits_int = gather(counts, 0)
     hit_count = hits_int.astype(jnp.float32)
     rate = jnp.full_like(signal, alpha)
     new = dict(params)
     if net.tcl != "none":
-        acc = params["tcl"].at[flat].get(mode=inbounds)
+        acc = gather(params["tcl"], net.tcl_init)  # dropped: a finite factor, zero signal
         rate = rate * tcl_factor(net, acc)
         rec = jnp.stack([signal, jnp.abs(signal)], axis=-1) + 0.0 * acc
         new["tcl"] = params["tcl"].at[flat].add(rec, mode=inbounds)
