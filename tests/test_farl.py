@@ -376,3 +376,65 @@ def test_training_on_legal_moves_alone_learns_the_same_weights(monkeypatch):
     np.testing.assert_allclose(
         np.asarray(compact.params["w"]), np.asarray(full.params["w"]), atol=1e-6
     )
+
+
+def _grouped_learner(sub_batch: int, batch: int = 8):
+    from jaxgames import presets
+    from jaxgames.builders import make_learner
+
+    config = presets.load("tictactoe-td-farl")
+    algo = dataclasses.replace(config.algorithm, lam=0.5, sub_batch=sub_batch)
+    train = dataclasses.replace(config.train, batch_size=batch, chunk_steps=3)
+    return make_learner(dataclasses.replace(config, algorithm=algo, train=train))
+
+
+def test_sub_batches_update_one_after_another_from_the_weights_before_them():
+    """With sub_batch S the movers' update of a step is B / S updates in a row, group g's
+    errors computed from the weights groups 0 .. g-1 left: the same weights and histories as
+    applying `_mover_rows` of each slice of S games in turn (lambda 0.5: histories of three
+    boards; weights made non-zero first so that each group's errors depend on the last)."""
+    learner = _grouped_learner(2)
+    game, model, spec = learner.game, learner.model, learner.settings
+    carry, _ = learner.chunk(learner.init(jax.random.key(1)))  # games under way, histories
+    w = jax.random.uniform(jax.random.key(2), carry.params["w"].shape, minval=-0.5, maxval=0.5)
+    carry = carry._replace(params={**carry.params, "w": w})
+    decide = jax.vmap(farl._decide, in_axes=(None, None, None, None, 0, 0, None, 0))
+    keys = jax.random.split(jax.random.key(3), 8)
+    d = decide(game, model, spec, carry.params, carry.states, carry.features, 0.3, keys)
+    done = d.after.terminated
+    alpha = jnp.float32(0.7)
+    params, scratch, memory, _, updated = jax.jit(
+        farl._grouped_mover_updates, static_argnums=(0, 1, 6)
+    )(model, spec, carry, d, done, alpha, 4)
+    mover = jax.vmap(farl._mover_rows, in_axes=(None, None, None, 0, 0, 0, 0, 0))
+    want_params, want_scratch, memories = carry.params, carry.scratch, []
+    for g in range(4):
+        part = lambda x, g=g: x[2 * g : 2 * g + 2]
+        hits, mem, _, _ = mover(
+            model,
+            spec,
+            want_params,
+            *jax.tree.map(part, (carry.memory, carry.states, carry.features, d, done)),
+        )
+        want_params, want_scratch = model.update(want_params, want_scratch, farl._flat(hits), alpha)
+        memories.append(mem)
+    want_memory = jax.tree.map(lambda *m: jnp.concatenate(m), *memories)
+    # jitted against eager: the same sums up to float rounding
+    close = functools.partial(np.testing.assert_allclose, rtol=1e-6, atol=1e-7)
+    close(np.asarray(params["w"]), np.asarray(want_params["w"]))
+    for got, want in zip(jax.tree.leaves(memory), jax.tree.leaves(want_memory), strict=True):
+        close(np.asarray(got), np.asarray(want))
+    assert not np.any(np.asarray(scratch)), "hit counts are zero again"
+    assert int(updated.sum()) > 4
+    one = jax.jit(farl._grouped_mover_updates, static_argnums=(0, 1, 6))
+    together = one(model, spec, carry, d, done, alpha, 1)[0]
+    assert np.any(np.asarray(together["w"]) != np.asarray(params["w"])), "groups differ from one"
+
+
+def test_sub_batch_must_divide_the_batch():
+    with pytest.raises(ValueError, match="sub_batch=3 does not divide batch_size=8"):
+        _grouped_learner(3)
+    with pytest.raises(ValueError, match=r"sub_batch=-1: expected >= 0"):
+        farl.FarlConfig(sub_batch=-1)
+    whole = _grouped_learner(8)  # sub_batch >= B: one update, the default step
+    assert farl.update_groups(whole.settings, 8) == 1

@@ -64,6 +64,11 @@ class FarlConfig(AlgorithmConfig):
     win_first: always play an immediately winning move if there is one.
     reward_scale: rewards are multiplied by this for learning (values live in scaled units;
         reported scores stay raw): 2048's tile sums into the range of the values.
+    sub_batch: games per update (0: all B games of a lockstep step in one update). With
+        0 < sub_batch < B the movers' updates of one step are applied in B / sub_batch
+        groups one after another, each group's errors computed from the weights the groups
+        before it left (the moves themselves are still chosen from the weights at the start
+        of the step); it must divide B. Large batches then update as batches of sub_batch do.
     (gamma, random_opening_moves, alpha, epsilon: see `AlgorithmConfig`.)
     """
 
@@ -76,9 +81,12 @@ class FarlConfig(AlgorithmConfig):
     reset_on_random: bool = False
     win_first: bool = False
     reward_scale: float = 1.0
+    sub_batch: int = 0
 
     def __post_init__(self):
         super().__post_init__()
+        if self.sub_batch < 0:
+            raise ValueError(f"sub_batch={self.sub_batch}: expected >= 0 (0: the whole batch)")
         if not 0.0 <= self.lam < 1.0:
             raise ValueError(f"lam={self.lam}: expected in [0, 1)")
         if not 0.0 < self.horizon_cut < 1.0:
@@ -519,6 +527,47 @@ def final_chunk(batch_size: int) -> int:
     return max(1, batch_size // 8)
 
 
+def update_groups(config: FarlConfig, batch_size: int) -> int:
+    """How many updates one lockstep step's movers are split into (`FarlConfig.sub_batch`)."""
+    sub = config.sub_batch
+    if sub == 0 or sub >= batch_size:
+        return 1
+    if batch_size % sub:
+        raise ValueError(
+            f"sub_batch={sub} does not divide batch_size={batch_size}: expected a divisor "
+            f"of the batch (or 0 for one update per step)"
+        )
+    return batch_size // sub
+
+
+def _grouped_mover_updates(model, config, carry: Carry, d: Decision, done, alpha, groups: int):
+    """The movers' updates of one step in `groups` consecutive updates of B / groups games
+    each (game slots in order), each group's errors computed from the current weights.
+
+    Returns:
+        (params, scratch, memory, abs_delta float32[B], updated bool[B]).
+    """
+    split = lambda x: x.reshape(groups, x.shape[0] // groups, *x.shape[1:])
+    per_game = (carry.memory, carry.states, carry.features, d, done)
+    mover = jax.vmap(_mover_rows, in_axes=(None, None, None, 0, 0, 0, 0, 0))
+
+    def one_group(loop, group):
+        params, scratch = loop
+        memory, states, features, decision, over = group
+        hits, memory, abs_delta, updated = mover(
+            model, config, params, memory, states, features, decision, over
+        )
+        params, scratch = model.update(params, scratch, _flat(hits), alpha)
+        return (params, scratch), (memory, abs_delta, updated)
+
+    (params, scratch), out = jax.lax.scan(
+        one_group, (carry.params, carry.scratch), jax.tree.map(split, per_game)
+    )
+    join = lambda x: x.reshape(x.shape[0] * x.shape[1], *x.shape[2:])
+    memory, abs_delta, updated = jax.tree.map(join, out)
+    return params, scratch, memory, abs_delta, updated
+
+
 def _flat(hits: Hits) -> Hits:
     """[B, rows, ...] update requests as [B * rows, ...]."""
     return jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), hits)
@@ -531,6 +580,7 @@ def make_step(game: Game, model: ValueModel, config: FarlConfig, batch_size: int
     chunk = final_chunk(batch_size)
     slots = compact_slots(game, model, config)
     b = batch_size
+    groups = update_groups(config, batch_size)
 
     def choose(carry: Carry, epsilon: Array, key: PRNGKey) -> Decision:
         """Every game's epsilon-greedy move, from the values of its afterstates (TD) or of
@@ -550,9 +600,14 @@ def make_step(game: Game, model: ValueModel, config: FarlConfig, batch_size: int
         states, features = carry.states, carry.features
         done = nxt.terminated
         mover = jax.vmap(_mover_rows, in_axes=(None, None, None, 0, 0, 0, 0, 0))
-        mover_hits, memory, abs_delta, updated = mover(
-            model, config, carry.params, carry.memory, states, features, d, done
-        )
+        if groups > 1:
+            params, scratch, memory, abs_delta, updated = _grouped_mover_updates(
+                model, config, carry, d, done, alpha, groups
+            )
+        else:
+            mover_hits, memory, abs_delta, updated = mover(
+                model, config, carry.params, carry.memory, states, features, d, done
+            )
         num_done = jnp.sum(done, dtype=jnp.int32)
         ended = jnp.nonzero(done, size=b + chunk, fill_value=0)[0]
 
@@ -572,9 +627,12 @@ def make_step(game: Game, model: ValueModel, config: FarlConfig, batch_size: int
             real = (start + jnp.arange(chunk) < num_done)[:, None]
             return _flat(final._replace(valid=final.valid & real))
 
-        first = final_hits(carry.params, 0)
-        hits = jax.tree.map(lambda a, c: jnp.concatenate([a, c]), _flat(mover_hits), first)
-        params, scratch = model.update(carry.params, carry.scratch, hits, alpha)
+        if groups > 1:  # the ended games' final rows from the weights the groups left
+            params, scratch = model.update(params, scratch, final_hits(params, 0), alpha)
+        else:  # one update: the movers' rows and the first chunk of final rows
+            first = final_hits(carry.params, 0)
+            hits = jax.tree.map(lambda a, c: jnp.concatenate([a, c]), _flat(mover_hits), first)
+            params, scratch = model.update(carry.params, carry.scratch, hits, alpha)
 
         def more(loop):
             params_, scratch_, start = loop
