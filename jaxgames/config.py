@@ -89,13 +89,23 @@ class TrainConfig:
 class EvalConfig:
     """Evaluation: opponent name (random, perfect, perfect-dl, mcts:N, ...), games per seat,
     seats ("all", "first", "second"), every how many training games (0 = at the end only),
-    and opening plies to start from (0 = the empty board)."""
+    and opening plies to start from (0 = the empty board).
+
+    background: run the periodic evaluations beside training, on a host thread with a copy
+    of the parameters, instead of stopping training for them; each record is written when it
+    is done, with the game count it belongs to, and equals what the foreground evaluation
+    (and `jaxgames eval` of that checkpoint) gives. Worth it where training runs on an
+    accelerator and the opponent is a host search (the perfect Connect Four player takes
+    1.5-2 minutes per 200 games); on a small CPU it competes with training for the cores.
+    The evaluation at the end of the run waits for the ones still running.
+    """
 
     opponent: str = "perfect"
     games: int = 500
     seats: Literal["all", "first", "second"] = "all"
     every: int = 0
     openings: int = 0
+    background: bool = False
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,6 +8,7 @@ writes metrics records, evaluates, saves checkpoints and updates the progress ba
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 import pathlib
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import checkpoint, evaluation, runlog
@@ -200,26 +202,93 @@ def _window(run: _Run) -> dict:
     return {"games": games, "moves": moves, "time": run.train_time, "delta": 0.0, "updates": 0}
 
 
-def _evaluate(learner: Learner, run: _Run, log: runlog.Loggers, key: PRNGKey, on_eval) -> dict:
-    """Evaluates the agent (the average when there is one) and records the result."""
+@dataclasses.dataclass(frozen=True)
+class _Snapshot:
+    """What one evaluation needs of the run at its game count."""
+
+    params: Params
+    games: int
+    moves: int
+    train_seconds: float
+    average_count: int
+
+
+def _snapshot(run: _Run, copy: bool) -> _Snapshot:
+    """The agent's parameters (the average when there is one) and the run's counters; with
+    `copy`, the parameters are copied, so that the next chunk may reuse (donate) the run's."""
     games = int(run.carry.games)
     checkpoint.check_finite(run.carry.params, f"after {games:,} games")
     params = run.carry.params if run.average is None else run.average
-    result = evaluate(learner, params, key)
-    entry = {
+    if copy:
+        params = jax.block_until_ready(jax.tree.map(lambda x: jnp.array(x, copy=True), params))
+    return _Snapshot(params, games, int(run.carry.moves), run.train_time, run.average_count)
+
+
+def _eval_entry(learner: Learner, snap: _Snapshot, key: PRNGKey) -> dict:
+    """The evaluation record of a snapshot."""
+    result = evaluate(learner, snap.params, key)
+    return {
         "kind": "eval",
-        "train_games": games,
-        "train_moves": int(run.carry.moves),
-        "train_seconds": round(run.train_time, 3),
+        "train_games": snap.games,
+        "train_moves": snap.moves,
+        "train_seconds": round(snap.train_seconds, 3),
         "opponent": learner.config.eval.opponent,
-        "average_count": run.average_count,  # 0: the latest parameters played
+        "average_count": snap.average_count,  # 0: the latest parameters played
         **result.to_dict(),
     }
-    run.history.append(entry)
-    log.write(entry)
-    if on_eval:
-        on_eval(entry)
-    return entry
+
+
+class _Evaluations:
+    """Records evaluations: at once in the foreground, or (`eval.background`) on one host
+    thread, collected in order as they finish."""
+
+    def __init__(self, learner: Learner, run: _Run, log: runlog.Loggers, on_eval, background):
+        self.learner, self.run, self.log, self.on_eval = learner, run, log, on_eval
+        self.pool = (
+            concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="jaxgames-eval")
+            if background
+            else None
+        )
+        self.pending: list[concurrent.futures.Future] = []
+
+    def _record(self, entry: dict) -> dict:
+        self.run.history.append(entry)
+        self.log.write(entry)
+        if self.on_eval:
+            self.on_eval(entry)
+        return entry
+
+    def now(self, key: PRNGKey) -> dict:
+        """Evaluates the run as it is and records it (after any still running)."""
+        self.wait()
+        return self._record(_eval_entry(self.learner, _snapshot(self.run, False), key))
+
+    def start(self, key: PRNGKey) -> dict | None:
+        """Evaluates the run as it is: in the foreground (returns the record) or on the
+        thread (returns None; `finished` collects it)."""
+        if self.pool is None:
+            return self.now(key)
+        snap = _snapshot(self.run, True)
+        self.pending.append(self.pool.submit(_eval_entry, self.learner, snap, key))
+        return None
+
+    def finished(self) -> list[dict]:
+        """The records of the background evaluations that are done, in order."""
+        out = []
+        while self.pending and self.pending[0].done():
+            out.append(self._record(self.pending.pop(0).result()))
+        return out
+
+    def wait(self) -> list[dict]:
+        """Waits for the background evaluations and records them."""
+        out = []
+        while self.pending:
+            out.append(self._record(self.pending.pop(0).result()))
+        return out
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _save(run_dir: pathlib.Path | None, run: _Run, config: Config) -> None:
@@ -351,9 +420,8 @@ def _train(
             runlog.drop_records_after(run_dir / "metrics.jsonl", int(run.carry.games))
         log = runlog.open_run(run_dir, config) if run_dir is not None else runlog.Loggers()
 
-        def evaluate_now() -> dict:
-            key = jax.random.fold_in(eval_key, int(run.carry.games))
-            return _evaluate(learner, run, log, key, on_eval)
+        evals = _Evaluations(learner, run, log, on_eval, config.eval.background)
+        eval_key_now = lambda: jax.random.fold_in(eval_key, int(run.carry.games))
 
         start = time.perf_counter()
         window = _window(run)
@@ -404,16 +472,21 @@ def _train(
                 if runlog.crossed(before, games, runlog.log_period(config)):
                     log.write(record)
                     window = _window(run)
+                done = evals.finished()
                 if runlog.crossed(before, games, config.eval.every) and games < total:
-                    last_eval = f", eval {evaluate_now()['score']:+.3f}"
+                    done += [e for e in [evals.start(eval_key_now())] if e is not None]
+                if done:
+                    last_eval = f", eval {done[-1]['score']:+.3f}"
                 if runlog.crossed(before, games, t.checkpoint_every):
                     _save(run_dir, run, config)
                 interrupted = stop.requested
+            evals.wait()  # before the end: the records of the background evaluations
         finally:
             bar.close()
+            evals.close()
         _save(run_dir, run, config)
         if not interrupted:
-            evaluate_now()
+            evals.now(eval_key_now())
             if run_dir is not None and run.history:
                 from jaxgames import plots
 

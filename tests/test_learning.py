@@ -7,6 +7,7 @@ take) and plays the trained agent against the perfect player in every seat.
 from __future__ import annotations
 
 import dataclasses
+import json
 import pathlib
 
 import jax
@@ -68,6 +69,29 @@ def test_nim_td_farl_plays_perfectly():
 def test_nim3p_td_farl_scores_near_the_ideal_against_two_perfect_players():
     result = run("nim3p-td-farl", train__games=150_000, eval__games=100)
     assert result["score"] >= 0.325, result["by_seat"]
+
+
+def test_background_evaluations_record_what_the_foreground_ones_do(tmp_path):
+    """`eval.background` evaluates on a thread with a copy of the parameters: the same
+    records (game counts, scores, results) as evaluating in the foreground, in order, in the
+    history and in metrics.jsonl; only the training seconds at which they were taken differ."""
+    records = {}
+    for background in (False, True):
+        config = presets.load("tictactoe-td-farl")
+        config = dataclasses.replace(
+            config,
+            train=dataclasses.replace(config.train, games=3000),
+            eval=dataclasses.replace(config.eval, every=1000, games=100, background=background),
+        )
+        folder = tmp_path / str(background)
+        history = train(config, run_dir=folder, progress=False).history
+        lines = (folder / "metrics.jsonl").read_text().splitlines()
+        logged = [r for r in map(json.loads, lines) if r["kind"] == "eval"]
+        assert logged == history
+        records[background] = [{**r, "train_seconds": None} for r in history]
+    counts = [r["train_games"] for r in records[True]]
+    assert len(counts) == 3 and counts == sorted(counts) and counts[-1] >= 3000, counts
+    assert records[True] == records[False]
 
 
 def test_train_script_is_jaxgames_train_with_out_as_the_run_folder(monkeypatch):
