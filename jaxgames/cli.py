@@ -1,6 +1,7 @@
 """The `jaxgames` command (also `python -m jaxgames`).
 
     jaxgames train [CONFIG] [--run-dir DIR] [--resume [--new-schedule]] [--no-progress]
+                   [--deterministic]
                    [--section.key VALUE ...]
     jaxgames eval PATH [PATH ...] --opponent NAME [--games N] [--seats all|first|second]
                        [--openings K] [--epsilon E] [--mistakes N] [--weights average|last]
@@ -73,9 +74,12 @@ def cmd_train(argv: list[str]) -> int:
     front.add_argument("--resume", action="store_true")
     front.add_argument("--no-progress", action="store_true")
     front.add_argument("--new-schedule", action="store_true")
+    front.add_argument("--deterministic", action="store_true")
     front.add_argument("--approximator.kind", dest="approximator_kind")
     front.add_argument("--algorithm.kind", dest="algorithm_kind")
     flags, overrides = front.parse_known_args(rest)
+    if flags.deterministic:
+        deterministic_xla()
     path = presets.path(name)
     base = load_config(path)
     # a kind of another settings type is switched to first, so that its own settings follow
@@ -119,6 +123,26 @@ def cmd_train(argv: list[str]) -> int:
     if final:
         print(f"evaluation against {config.eval.opponent}: {_result_line(final)}")
     return 0
+
+
+DETERMINISTIC_FLAG = "--xla_gpu_deterministic_ops=true"
+
+
+def deterministic_xla() -> None:
+    """Asks XLA for deterministic kernels (GPU scatter-adds without float atomics: slower, but
+    a seed gives the same weights every run); XLA:CPU is deterministic anyway. Must run before
+    JAX starts its backend, so it refuses once one is running."""
+    try:
+        from jax._src import xla_bridge  # no public way to ask; skip the check if it moves
+
+        started = xla_bridge.backends_are_initialized()
+    except (ImportError, AttributeError):
+        started = False
+    if started:
+        raise ValueError("--deterministic must be set before JAX starts (it sets XLA_FLAGS)")
+    flags = os.environ.get("XLA_FLAGS", "")
+    if DETERMINISTIC_FLAG not in flags.split():
+        os.environ["XLA_FLAGS"] = f"{flags} {DETERMINISTIC_FLAG}".strip()
 
 
 def _result_line(r: dict) -> str:
