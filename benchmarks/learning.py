@@ -30,16 +30,27 @@ from jaxgames.training import train
 GBG_GAMES_PER_S, GBG_MOVES_PER_S = 820.0, 22_500.0
 
 
-def throughput(batch_sizes: list[int], seconds: float, preset: str) -> None:
+def throughput(
+    batch_sizes: list[int], seconds: float, preset: str, sub_batches: list[int] | None = None
+) -> None:
+    """Moves/s and games/s of the preset's training at each B (and each `algorithm.sub_batch`
+    of `sub_batches`, for learners that have it; a sub-batch >= B is one update per step)."""
     base = presets.load(preset)
     print(f"{preset} training, jax {jax.__version__} on {jax.devices()[0].device_kind}")
     print(
-        f"{'B':>6}{'compile s':>11}{'moves/s':>12}{'games/s':>11}{'x GBG moves':>13}"
+        f"{'B':>6}{'sub':>6}{'compile s':>11}{'moves/s':>12}{'games/s':>11}{'x GBG moves':>13}"
         f"{'x GBG games':>13}"
     )
-    for b in batch_sizes:
+    subs = sub_batches or [getattr(base.algorithm, "sub_batch", 0)]
+    rows = [(b, s) for b in batch_sizes for s in dict.fromkeys(0 if s >= b else s for s in subs)]
+    for b, sub in rows:
+        algorithm = base.algorithm
+        if hasattr(algorithm, "sub_batch"):
+            algorithm = dataclasses.replace(algorithm, sub_batch=sub)
         config = dataclasses.replace(
-            base, train=dataclasses.replace(base.train, batch_size=b, chunk_steps=0)
+            base,
+            algorithm=algorithm,
+            train=dataclasses.replace(base.train, batch_size=b, chunk_steps=0),
         )
         learner = make_learner(config)
         carry = learner.init(jax.random.key(0))
@@ -59,7 +70,7 @@ def throughput(batch_sizes: list[int], seconds: float, preset: str) -> None:
         moves = (int(carry.moves) - moves0) / elapsed
         games = (int(carry.games) - games0) / elapsed
         print(
-            f"{b:>6}{compile_s:>11.1f}{moves:>12,.0f}{games:>11,.0f}"
+            f"{b:>6}{sub:>6}{compile_s:>11.1f}{moves:>12,.0f}{games:>11,.0f}"
             f"{moves / GBG_MOVES_PER_S:>12.1f}x{games / GBG_GAMES_PER_S:>12.1f}x",
             flush=True,
         )
@@ -114,6 +125,9 @@ def main(argv: list[str] | None = None) -> None:
     tp.add_argument("--batch-sizes", nargs="*", type=int, default=[64, 256, 1024, 4096])
     tp.add_argument("--seconds", type=float, default=10.0)
     tp.add_argument("--preset", default="connect4-td-farl")
+    tp.add_argument(
+        "--sub-batches", nargs="*", type=int, default=[], help="algorithm.sub_batch values"
+    )
     bt = sub.add_parser("batch")
     bt.add_argument("--preset", default="tictactoe-td-farl")
     bt.add_argument("--games", type=int, default=10_000)
@@ -122,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
     bt.add_argument("--combine", nargs="*", default=[], help="rules to compare (default: preset's)")
     args = parser.parse_args(argv)
     if args.command == "throughput":
-        throughput(args.batch_sizes, args.seconds, args.preset)
+        throughput(args.batch_sizes, args.seconds, args.preset, args.sub_batches)
     else:
         batch_table(args.preset, args.games, args.seeds, args.batch_sizes, args.combine)
 

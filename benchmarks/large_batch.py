@@ -1,0 +1,126 @@
+"""Strength per training game against the lockstep batch size, Connect Four TD-FARL.
+
+    python benchmarks/large_batch.py --batch-sizes 256 4096 --sub-batches 0 256 \
+        --games 1000000 --milestones 250000 500000 1000000 --seeds 0 1 --ab-games 200
+
+Every (B, sub_batch, seed) trains the preset (`--preset`, default `connect4-td-farl`) for
+`--games` games with epsilon kept on the preset's own course (so a short run explores as the
+first part of the full run does). At every milestone (finished training games) it prints the
+agent's (final weights) sign accuracy on the won and lost positions of the UCI 8-ply set
+(67,557 positions, 2 s: a smooth, cheap measure of the value function), and with
+`--ab-games N` the points (a draw worth half, as GBG reports) of N games against the perfect
+player (AB), the agent moving first, at the milestones of `--ab-at` (default: the last).
+`sub_batch` 0 is one update per lockstep step; S > 0 applies the step's updates in B / S
+groups (`algorithm.sub_batch`). Training seconds exclude compile and the measurements. Seed S
+starts from `jax.random.key(S)` (`jaxgames train --train.seed S` splits that key first, so
+its runs are other samples). A line per measurement, then one table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+
+from jaxgames import analysis, evaluation, presets
+from jaxgames.builders import make_learner
+from jaxgames.config import Config
+from jaxgames.datasets import load_uci_connect4
+from jaxgames.opponents import make_opponent
+
+
+def run_config(preset: Config, batch: int, sub_batch: int, seed: int, games: int) -> Config:
+    """The preset at batch size B, one seed, `games` games, epsilon on the preset's course."""
+    algo = preset.algorithm
+    epsilon = algo.epsilon
+    if epsilon.games == 0:
+        epsilon = dataclasses.replace(epsilon, games=preset.train.games)
+    algo = dataclasses.replace(algo, epsilon=epsilon, sub_batch=sub_batch)
+    train = dataclasses.replace(
+        preset.train, games=games, batch_size=batch, seed=seed, average_from=None
+    )
+    return dataclasses.replace(preset, algorithm=algo, train=train)
+
+
+def one_run(config: Config, milestones: list[int], ab_games: int, ab_at: set, uci) -> list:
+    """Trains one run; returns a row per milestone: (games, train s, UCI accuracy, AB points)."""
+    learner = make_learner(config)
+    carry = learner.init(jax.random.key(config.train.seed))
+    chunk = learner.chunk.lower(carry).compile()
+    boards, outcomes = uci
+
+    def best(params, state):
+        scores = learner.move_scores(params, state)
+        return jnp.max(jnp.where(state.legal_action_mask, scores, -jnp.inf))
+
+    values = jax.jit(jax.vmap(best, in_axes=(None, 0)))
+    perfect = make_opponent("perfect", learner.game) if ab_games else None
+    rows, seconds = [], 0.0
+    for target in milestones:
+        start = time.perf_counter()
+        while int(carry.games) < target:
+            carry, _ = chunk(carry)
+        jax.block_until_ready(carry.params)
+        seconds += time.perf_counter() - start
+        params = carry.params
+        acc = analysis.uci_connect4_accuracy(
+            lambda s, p=params: values(p, s), boards, outcomes, learner.game
+        )["decisive_accuracy"]
+        points = float("nan")
+        if perfect is not None and target in ab_at:
+            result = evaluation.arena(
+                learner.game,
+                learner.policy(params),
+                perfect,
+                ab_games,
+                jax.random.key(0),
+                seats="first",
+            ).to_dict()
+            points = (result["wins"] + 0.5 * result["draws"]) / result["games"]
+        rows.append((int(carry.games), seconds, acc, points))
+        t = config.train
+        print(
+            f"  B {t.batch_size} sub {config.algorithm.sub_batch} seed {t.seed}: "
+            f"{int(carry.games):,} games, {seconds:.0f} s, UCI {acc:.3f}, AB {points:.3f}",
+            flush=True,
+        )
+    return rows
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog=sys.argv[0], description=__doc__.splitlines()[0])
+    parser.add_argument("--preset", default="connect4-td-farl")
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[256, 4096])
+    parser.add_argument("--sub-batches", nargs="+", type=int, default=[0])
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0])
+    parser.add_argument("--games", type=int, default=1_000_000)
+    parser.add_argument("--milestones", nargs="*", type=int, default=[])
+    parser.add_argument("--ab-games", type=int, default=0)
+    parser.add_argument("--ab-at", nargs="*", type=int, default=[])
+    args = parser.parse_args(argv)
+    preset = presets.load(args.preset)
+    milestones = sorted(set(args.milestones) | {args.games})
+    uci = load_uci_connect4()
+    print(f"{args.preset}, jax {jax.__version__} on {jax.devices()[0].device_kind}", flush=True)
+    table = []
+    for b in args.batch_sizes:
+        for sub in args.sub_batches:
+            if sub >= b:
+                continue
+            for seed in args.seeds:
+                config = run_config(preset, b, sub, seed, args.games)
+                for games, secs, acc, points in one_run(
+                    config, milestones, args.ab_games, set(args.ab_at) or {args.games}, uci
+                ):
+                    table.append((b, sub, seed, games, secs, acc, points))
+    print(f"{'B':>6}{'sub':>6}{'seed':>6}{'games':>11}{'train s':>9}{'UCI acc':>9}{'AB pts':>8}")
+    for b, sub, seed, games, secs, acc, points in table:
+        print(f"{b:>6}{sub:>6}{seed:>6}{games:>11,}{secs:>9.0f}{acc:>9.3f}{points:>8.3f}")
+
+
+if __name__ == "__main__":
+    main()
