@@ -308,3 +308,27 @@ def test_ctrl_c_while_compiling_stops_cleanly(tmp_path):
     _, err = proc.communicate(timeout=300)
     assert proc.returncode in (0, 130), err[-2000:]
     assert "Traceback" not in err
+
+
+def test_deterministic_sets_the_xla_flag_before_jax_starts_and_refuses_after():
+    """`train --deterministic` adds --xla_gpu_deterministic_ops=true to XLA_FLAGS (once, keeping
+    the flags already there) before JAX starts its backend; afterwards it would do nothing, so
+    it says so."""
+    code = (
+        "from jaxgames import cli; cli.deterministic_xla(); cli.deterministic_xla(); "
+        "import os, jax.numpy as jnp; print(os.environ['XLA_FLAGS']); "
+        "print(float(jnp.ones(2).sum()))"
+    )
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    flags, total = out.stdout.split("\n")[:2]
+    assert flags == "--xla_force_host_platform_device_count=2 --xla_gpu_deterministic_ops=true"
+    assert total == "2.0"
+    import jax.numpy as jnp
+
+    jnp.zeros(1).block_until_ready()  # this process's backend is running
+    with pytest.raises(ValueError, match="--deterministic must be set before JAX starts"):
+        cli.deterministic_xla()

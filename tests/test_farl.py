@@ -438,3 +438,27 @@ def test_sub_batch_must_divide_the_batch():
         farl.FarlConfig(sub_batch=-1)
     whole = _grouped_learner(8)  # sub_batch >= B: one update, the default step
     assert farl.update_groups(whole.settings, 8) == 1
+
+
+def _has_while(learner) -> bool:
+    carry = jax.eval_shape(learner.init, jax.random.key(0))
+    return "while[" in str(jax.make_jaxpr(learner.chunk)(carry))
+
+
+def test_final_games_of_the_whole_batch_leave_no_loop_in_the_step():
+    """By default an update takes the final rows of B / 8 ended games, and a loop whose length
+    depends on the data takes the rest; `final_games >= B` takes every game in the one update,
+    so the step has no while loop (TicTacToe n-tuples: incremental features, no passes over
+    legal moves)."""
+    from jaxgames import presets
+    from jaxgames.builders import make_learner
+
+    config = presets.load("tictactoe-td-farl")
+    config = dataclasses.replace(config, train=dataclasses.replace(config.train, batch_size=16))
+    assert _has_while(make_learner(config))
+    assert farl.final_chunk(16, config.algorithm) == 2
+    whole = dataclasses.replace(config.algorithm, final_games=16)
+    assert farl.final_chunk(16, whole) == 16
+    assert not _has_while(make_learner(dataclasses.replace(config, algorithm=whole)))
+    with pytest.raises(ValueError, match=r"final_games=-2: expected >= 0"):
+        farl.FarlConfig(final_games=-2)

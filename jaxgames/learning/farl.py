@@ -29,7 +29,8 @@ list; with lambda = 0 the two agree).
 B games advance together: every lockstep step each game makes one move and contributes its
 update rows; all rows are applied at once from the same weights (the approximator decides how
 several hits on one weight combine; n-tuples combine them like sequential updates, see
-`jaxgames.approximators.ntuple`).
+`jaxgames.approximators.ntuple`), or, with `sub_batch` S, in B / S updates of S games one
+after another, each from the weights the one before left.
 """
 
 from __future__ import annotations
@@ -69,6 +70,11 @@ class FarlConfig(AlgorithmConfig):
         groups one after another, each group's errors computed from the weights the groups
         before it left (the moves themselves are still chosen from the weights at the start
         of the step); it must divide B. Large batches then update as batches of sub_batch do.
+    final_games: how many ended games' final adaptation one update takes (0: B / 8). When
+        more games end in one step, further updates follow in a loop whose length depends on
+        the data (on a GPU each pass's test goes to the host); final_games >= B takes every
+        game in the one update, a fixed amount of work with no loop, at the price of a larger
+        update.
     (gamma, random_opening_moves, alpha, epsilon: see `AlgorithmConfig`.)
     """
 
@@ -82,9 +88,14 @@ class FarlConfig(AlgorithmConfig):
     win_first: bool = False
     reward_scale: float = 1.0
     sub_batch: int = 0
+    final_games: int = 0
 
     def __post_init__(self):
         super().__post_init__()
+        if self.final_games < 0:
+            raise ValueError(
+                f"final_games={self.final_games}: expected >= 0 (0: B / 8 with further passes)"
+            )
         if self.sub_batch < 0:
             raise ValueError(f"sub_batch={self.sub_batch}: expected >= 0 (0: the whole batch)")
         if not 0.0 <= self.lam < 1.0:
@@ -522,8 +533,11 @@ def _final_rows(model, config, params, memory: Memory, state, features, d: Decis
     return jax.tree.map(lambda a, b: jnp.concatenate([a, b]), others, extra)
 
 
-def final_chunk(batch_size: int) -> int:
-    """How many ended games one update takes at once (more are handled in further chunks)."""
+def final_chunk(batch_size: int, config: FarlConfig | None = None) -> int:
+    """How many ended games one update takes at once (more are handled in further chunks):
+    `config.final_games` when set (at most B), else B / 8."""
+    if config is not None and config.final_games:
+        return min(config.final_games, batch_size)
     return max(1, batch_size // 8)
 
 
@@ -577,7 +591,7 @@ def make_step(game: Game, model: ValueModel, config: FarlConfig, batch_size: int
     """`step(carry, _) -> (carry, Metrics)`: one lockstep move of all B games plus learning,
     from the phases choose, learn and refresh (`jaxgames.learning.lockstep`)."""
     init_state = game.init(jax.random.key(0)) if not game.stochastic else None
-    chunk = final_chunk(batch_size)
+    chunk = final_chunk(batch_size, config)
     slots = compact_slots(game, model, config)
     b = batch_size
     groups = update_groups(config, batch_size)
@@ -639,9 +653,10 @@ def make_step(game: Game, model: ValueModel, config: FarlConfig, batch_size: int
             params_, scratch_ = model.update(params_, scratch_, final_hits(params_, start), alpha)
             return params_, scratch_, start + chunk
 
-        params, scratch, _ = jax.lax.while_loop(
-            lambda loop: loop[2] < num_done, more, (params, scratch, jnp.int32(chunk))
-        )
+        if chunk < b:  # a loop whose length depends on the data: only when games can overflow
+            params, scratch, _ = jax.lax.while_loop(
+                lambda loop: loop[2] < num_done, more, (params, scratch, jnp.int32(chunk))
+            )
         memory = jax.tree.map(
             lambda m, z: jnp.where(done.reshape((b,) + (1,) * (m.ndim - 1)), z, m),
             memory,
