@@ -391,7 +391,10 @@ def _train(
     resume: bool,
     new_schedule: bool,
 ) -> TrainResult:
-    from tqdm.auto import tqdm
+    if progress:
+        from tqdm.auto import tqdm
+    else:  # tqdm.auto warns in a notebook without ipywidgets, even for a disabled bar
+        from tqdm import tqdm
 
     learner = make_learner(config)
     run_key, eval_key = jax.random.split(jax.random.key(config.train.seed))

@@ -1,0 +1,35 @@
+"""docs/tutorial.ipynb runs top to bottom (scripts/make_tutorial.py writes it)."""
+
+from __future__ import annotations
+
+import pathlib
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_the_tutorial_notebook_runs_top_to_bottom():
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    nb = nbformat.read(REPO / "docs" / "tutorial.ipynb", as_version=4)
+    nbclient.NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+    outputs = {
+        i: "".join(
+            o.get("text", "") or str(o.get("data", {}).get("text/plain", "")) for o in c.outputs
+        )
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code"
+    }
+    text = "\n".join(outputs.values())
+    assert "of 4096 games over" in text
+    assert "score +0.000" in text or "score -0.0" in text, text  # perfect play (or near)
+    assert "against MCTS-50:" in text
+    svgs = [
+        o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if "image/svg+xml" in o.get("data", {})
+    ]
+    assert len(svgs) == 2
