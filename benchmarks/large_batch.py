@@ -24,7 +24,6 @@ import sys
 import time
 
 import jax
-import jax.numpy as jnp
 
 from jaxgames import analysis, evaluation, presets
 from jaxgames.builders import make_learner
@@ -52,12 +51,7 @@ def one_run(config: Config, milestones: list[int], ab_games: int, ab_at: set, uc
     carry = learner.init(jax.random.key(config.train.seed))
     chunk = learner.chunk.lower(carry).compile()
     boards, outcomes = uci
-
-    def best(params, state):
-        scores = learner.move_scores(params, state)
-        return jnp.max(jnp.where(state.legal_action_mask, scores, -jnp.inf))
-
-    values = jax.jit(jax.vmap(best, in_axes=(None, 0)))
+    values = jax.jit(learner.position_values)
     perfect = make_opponent("perfect", learner.game) if ab_games else None
     rows, seconds = [], 0.0
     for target in milestones:

@@ -17,7 +17,6 @@ import pathlib
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxgames import checkpoint
@@ -60,12 +59,7 @@ class Agent:
     def position_values(self, states: State) -> jax.Array:
         """float32[B]: the agent's value of each state for the player to move, the best of
         its move values (batched, jittable)."""
-
-        def one(state):
-            scores = self.learner.move_scores(self.params, state)
-            return jnp.max(jnp.where(state.legal_action_mask, scores, -jnp.inf))
-
-        return jax.vmap(one)(states)
+        return self.learner.position_values(self.params, states)
 
     def move_values(self, state: State) -> np.ndarray:
         """float32[num_actions]: what the agent maximises for each move of `state`

@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
@@ -85,6 +87,16 @@ class Learner:
         return lockstep.greedy_action(
             self.definition, self.game, self.model, self.settings, params, state, key
         )
+
+    def position_values(self, params: Params, states: State) -> Array:
+        """float32[B]: the value of each state for the player to move, the best of its move
+        scores over the legal moves (batched, jittable)."""
+
+        def one(state: State) -> Array:
+            scores = self.move_scores(params, state)
+            return jnp.max(jnp.where(state.legal_action_mask, scores, -jnp.inf))
+
+        return jax.vmap(one)(states)
 
     def move_scores(self, params: Params, state: State) -> Array:
         """float32[A]: what the greedy mover maximises for each action of one state

@@ -272,19 +272,17 @@ class _Evaluations:
         self.pending.append(self.pool.submit(_eval_entry, self.learner, snap, key))
         return None
 
-    def finished(self) -> list[dict]:
-        """The records of the background evaluations that are done, in order."""
+    def finished(self, block: bool = False) -> list[dict]:
+        """The records of the background evaluations that are done (with `block`: of all of
+        them, waiting for those still running), in order."""
         out = []
-        while self.pending and self.pending[0].done():
+        while self.pending and (block or self.pending[0].done()):
             out.append(self._record(self.pending.pop(0).result()))
         return out
 
     def wait(self) -> list[dict]:
         """Waits for the background evaluations and records them."""
-        out = []
-        while self.pending:
-            out.append(self._record(self.pending.pop(0).result()))
-        return out
+        return self.finished(block=True)
 
     def close(self) -> None:
         if self.pool is not None:

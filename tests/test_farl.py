@@ -406,11 +406,10 @@ def test_sub_batches_update_one_after_another_from_the_weights_before_them():
     params, scratch, memory, _, updated = jax.jit(
         farl._grouped_mover_updates, static_argnums=(0, 1, 6)
     )(model, spec, carry, d, done, alpha, 4)
-    mover = jax.vmap(farl._mover_rows, in_axes=(None, None, None, 0, 0, 0, 0, 0))
     want_params, want_scratch, memories = carry.params, carry.scratch, []
     for g in range(4):
         part = lambda x, g=g: x[2 * g : 2 * g + 2]
-        hits, mem, _, _ = mover(
+        hits, mem, _, _ = farl._movers_rows(
             model,
             spec,
             want_params,

@@ -533,10 +533,10 @@ def _final_rows(model, config, params, memory: Memory, state, features, d: Decis
     return jax.tree.map(lambda a, b: jnp.concatenate([a, b]), others, extra)
 
 
-def final_chunk(batch_size: int, config: FarlConfig | None = None) -> int:
+def final_chunk(batch_size: int, config: FarlConfig) -> int:
     """How many ended games one update takes at once (more are handled in further chunks):
     `config.final_games` when set (at most B), else B / 8."""
-    if config is not None and config.final_games:
+    if config.final_games:
         return min(config.final_games, batch_size)
     return max(1, batch_size // 8)
 
@@ -563,12 +563,11 @@ def _grouped_mover_updates(model, config, carry: Carry, d: Decision, done, alpha
     """
     split = lambda x: x.reshape(groups, x.shape[0] // groups, *x.shape[1:])
     per_game = (carry.memory, carry.states, carry.features, d, done)
-    mover = jax.vmap(_mover_rows, in_axes=(None, None, None, 0, 0, 0, 0, 0))
 
     def one_group(loop, group):
         params, scratch = loop
         memory, states, features, decision, over = group
-        hits, memory, abs_delta, updated = mover(
+        hits, memory, abs_delta, updated = _movers_rows(
             model, config, params, memory, states, features, decision, over
         )
         params, scratch = model.update(params, scratch, _flat(hits), alpha)
@@ -580,6 +579,10 @@ def _grouped_mover_updates(model, config, carry: Carry, d: Decision, done, alpha
     join = lambda x: x.reshape(x.shape[0] * x.shape[1], *x.shape[2:])
     memory, abs_delta, updated = jax.tree.map(join, out)
     return params, scratch, memory, abs_delta, updated
+
+
+# `_mover_rows` of every game of a batch (or of a group of it)
+_movers_rows = jax.vmap(_mover_rows, in_axes=(None, None, None, 0, 0, 0, 0, 0))
 
 
 def _flat(hits: Hits) -> Hits:
@@ -613,13 +616,12 @@ def make_step(game: Game, model: ValueModel, config: FarlConfig, batch_size: int
         del keys
         states, features = carry.states, carry.features
         done = nxt.terminated
-        mover = jax.vmap(_mover_rows, in_axes=(None, None, None, 0, 0, 0, 0, 0))
         if groups > 1:
             params, scratch, memory, abs_delta, updated = _grouped_mover_updates(
                 model, config, carry, d, done, alpha, groups
             )
         else:
-            mover_hits, memory, abs_delta, updated = mover(
+            mover_hits, memory, abs_delta, updated = _movers_rows(
                 model, config, carry.params, carry.memory, states, features, d, done
             )
         num_done = jnp.sum(done, dtype=jnp.int32)
