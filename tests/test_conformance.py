@@ -71,15 +71,18 @@ def test_random_play_unbatched_equals_jit_vmap(variant):
     long_game = length > 40
     step = jit_step(game) if long_game else game.step
     actions, states = sample_games(game, jax.random.key(1))
+    host = jax.device_get(states)  # the expected states, read on the host (no dispatches)
     game_keys = jax.random.split(jax.random.key(1), actions.shape[0])
     for g in range(2 if long_game else 3):  # long games: two, each move compared
         # the keys `random_games` used, so that chance (2048's tiles) is replayed too
         init_key, scan_key = jax.random.split(game_keys[g])
-        step_keys = jax.random.split(scan_key, length)
+        step_keys = jax.jit(jax.vmap(lambda k: jax.random.split(k, 4)[3]))(
+            jax.random.split(scan_key, length)
+        )
         state, after_end = game.init(init_key), 0
         for t in range(length):
-            state = step(state, actions[g, t], jax.random.split(step_keys[t], 4)[3])
-            expected = jax.tree.map(lambda x, g=g, t=t: x[g, t], states)
+            state = step(state, actions[g, t], step_keys[t])
+            expected = jax.tree.map(lambda x, g=g, t=t: x[g, t], host)
             chex.assert_trees_all_equal(state, expected)
             after_end += bool(state.terminated)
             if after_end > 2:  # the end and two absorbed moves after it

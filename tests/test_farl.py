@@ -340,7 +340,7 @@ def test_legal_moves_alone_are_valued_like_every_move_in_several_passes():
     # mid-game positions, some with many moves (the conformance suite's compiled driver)
     _, games = sample_games(game, jax.random.key(0))
     states = jax.tree.map(lambda x: x[:, 16], games)
-    features = jax.vmap(model.features)(states)
+    features = jax.jit(jax.vmap(model.features))(states)
     params = learner.init(jax.random.key(0)).params
     w = jax.random.uniform(jax.random.key(1), params["w"].shape, minval=-0.2, maxval=0.2)
     params = {**params, "w": w}
@@ -351,7 +351,8 @@ def test_legal_moves_alone_are_valued_like_every_move_in_several_passes():
     )
     scores, values, after, _ = every(params, states, features)
     # 1 slot per game: several passes per batch (training's 16 slots take one pass here)
-    got = farl.legal_action_scores(game, model, spec, params, states, 1)
+    legal_scores = jax.jit(farl.legal_action_scores, static_argnums=(0, 1, 2, 5))
+    got = legal_scores(game, model, spec, params, states, 1)
     np.testing.assert_allclose(np.asarray(got.scores)[legal], np.asarray(scores)[legal], atol=1e-6)
     np.testing.assert_allclose(np.asarray(got.values)[legal], np.asarray(values)[legal], atol=1e-6)
     np.testing.assert_array_equal(np.asarray(got.rewards)[legal], np.asarray(after.rewards)[legal])
@@ -398,10 +399,16 @@ def test_sub_batches_update_one_after_another_from_the_weights_before_them():
     carry, _ = learner.chunk(learner.init(jax.random.key(1)))  # games under way, histories
     w = jax.random.uniform(jax.random.key(2), carry.params["w"].shape, minval=-0.5, maxval=0.5)
     carry = carry._replace(params={**carry.params, "w": w})
-    decide = jax.vmap(farl._decide, in_axes=(None, None, None, None, 0, 0, None, 0))
+    # every piece jitted: eager, each of their ~400 primitives would be compiled on its own
+    decide = jax.jit(
+        jax.vmap(farl._decide, in_axes=(None, None, None, None, 0, 0, None, 0)),
+        static_argnums=(0, 1, 2),
+    )
     keys = jax.random.split(jax.random.key(3), 8)
     d = decide(game, model, spec, carry.params, carry.states, carry.features, 0.3, keys)
     done = d.after.terminated
+    movers_rows = jax.jit(farl._movers_rows, static_argnums=(0, 1))
+    update = jax.jit(lambda p, s, hits, a: model.update(p, s, farl._flat(hits), a))
     alpha = jnp.float32(0.7)
     params, scratch, memory, _, updated = jax.jit(
         farl._grouped_mover_updates, static_argnums=(0, 1, 6)
@@ -409,16 +416,16 @@ def test_sub_batches_update_one_after_another_from_the_weights_before_them():
     want_params, want_scratch, memories = carry.params, carry.scratch, []
     for g in range(4):
         part = lambda x, g=g: x[2 * g : 2 * g + 2]
-        hits, mem, _, _ = farl._movers_rows(
+        hits, mem, _, _ = movers_rows(
             model,
             spec,
             want_params,
             *jax.tree.map(part, (carry.memory, carry.states, carry.features, d, done)),
         )
-        want_params, want_scratch = model.update(want_params, want_scratch, farl._flat(hits), alpha)
+        want_params, want_scratch = update(want_params, want_scratch, hits, alpha)
         memories.append(mem)
     want_memory = jax.tree.map(lambda *m: jnp.concatenate(m), *memories)
-    # jitted against eager: the same sums up to float rounding
+    # one program against four: the same sums up to float rounding
     close = functools.partial(np.testing.assert_allclose, rtol=1e-6, atol=1e-7)
     close(np.asarray(params["w"]), np.asarray(want_params["w"]))
     for got, want in zip(jax.tree.leaves(memory), jax.tree.leaves(want_memory), strict=True):
