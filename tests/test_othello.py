@@ -91,6 +91,9 @@ def test_no_moves_for_either_player_ends_the_game_and_equal_counts_draw():
     np.testing.assert_array_equal(state_from_board(board, 0).rewards, [1.0, -1.0])
 
 
+# the default run plays 256 full random games against pgx's Othello instead, every field at
+# every step (tests/test_interop.py); tests/test_crosscheck.py replays games with forfeits here
+@pytest.mark.slow
 def test_full_random_games_agree_with_the_reference():
     actions, states = random_games(GAME, 150, 124, jax.random.key(3))
     assert bool(states.terminated[:, -1].all())

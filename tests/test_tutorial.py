@@ -9,7 +9,10 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
-def test_the_tutorial_notebook_runs_top_to_bottom():
+def test_the_tutorial_notebook_runs_top_to_bottom(monkeypatch):
+    # the notebook trains for 40k games: XLA's full optimisations pay (tests/conftest.py turns
+    # most off for the short tests, and the kernel would inherit that)
+    monkeypatch.setenv("JAX_DISABLE_MOST_OPTIMIZATIONS", "0")
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     nb = nbformat.read(REPO / "docs" / "tutorial.ipynb", as_version=4)
