@@ -98,6 +98,8 @@ def cmd_train(argv: list[str]) -> int:
         )
     )
     run_dir = flags.run_dir or pathlib.Path("runs") / path.stem
+    if config.train.seeds > 1:
+        return _train_seeds(config, run_dir, flags, name)
     result = train(
         config,
         run_dir=run_dir,
@@ -123,6 +125,63 @@ def cmd_train(argv: list[str]) -> int:
     if final:
         print(f"evaluation against {config.eval.opponent}: {_result_line(final)}")
     return 0
+
+
+def _train_seeds(config, run_dir: pathlib.Path, flags, name: str) -> int:
+    """`jaxgames train` with train.seeds > 1: every agent in one process, one line each."""
+    from jaxgames.training import train_seeds
+
+    results = train_seeds(
+        config,
+        run_dir=run_dir,
+        progress=not flags.no_progress,
+        resume=flags.resume,
+        new_schedule=flags.new_schedule,
+    )
+    seeds = range(config.train.seed, config.train.seed + config.train.seeds)
+    if all(r.already_complete for r in results):
+        print(f"the {len(results)} agents in {run_dir} have played their games; nothing to do")
+        return 0
+    if results[0].interrupted:
+        print(
+            f"stopped; checkpoints saved in {run_dir}/seed-*/checkpoints (continue with: "
+            f"jaxgames train {name} --run-dir {run_dir} --train.seeds {config.train.seeds} "
+            f"--train.seed {config.train.seed} --resume)"
+        )
+        return 130
+    print(
+        f"trained {len(results)} agents of {config.train.games:,} games in "
+        f"{results[0].wall_time:.1f}s; run folders: {run_dir}/seed-{seeds[0]} .. "
+        f"seed-{seeds[-1]} (jaxgames eval {run_dir} --opponent ... evaluates them all)"
+    )
+    finals = [r.history[-1] for r in results if r.history]
+    for seed, final in zip(seeds, finals, strict=False):
+        print(f"  seed {seed} against {config.eval.opponent}: {_result_line(final)}")
+    if len(finals) > 1:
+        import statistics
+
+        scores = [f["score"] for f in finals]
+        print(
+            f"  mean score {statistics.mean(scores):+.3f} (std {statistics.stdev(scores):.3f}, "
+            f"range {min(scores):+.3f} to {max(scores):+.3f}) over {len(finals)} agents"
+        )
+    return 0
+
+
+def _seed_folders(paths: list[pathlib.Path]) -> list[pathlib.Path]:
+    """The paths to evaluate: a run of several seeds (RUN/seed-S folders, no checkpoints of
+    its own) stands for its agents, in seed order."""
+    out = []
+    for path in paths:
+        folders = sorted(
+            (p for p in path.glob("seed-*") if (p / "checkpoints").is_dir()),
+            key=lambda p: int(p.name.split("-", 1)[1]) if p.name[5:].isdigit() else -1,
+        )
+        if path.is_dir() and not (path / "checkpoints").exists() and folders:
+            out.extend(folders)
+        else:
+            out.append(path)
+    return out
 
 
 DETERMINISTIC_FLAG = "--xla_gpu_deterministic_ops=true"
@@ -213,6 +272,7 @@ def cmd_eval(argv: list[str]) -> int:
         raise UsageError(f"--epsilon {args.epsilon}: expected a probability in [0, 1]")
     from jaxgames.checkpoint import read_meta
 
+    args.paths = _seed_folders(args.paths)
     metas = [read_meta(path) for path in args.paths]  # a bad path fails before any evaluation
     games = {(m[0].game.name, tuple(sorted(m[0].game.options.items()))) for m in metas}
     if len(games) > 1:

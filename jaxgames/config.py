@@ -42,6 +42,7 @@ class GameConfig:
 
 MAX_BATCH = 2**22  # games in lockstep; the memory they need is checked before training
 MAX_GAMES = 2_100_000_000  # with a chunk's overshoot, below 2^31 (int32 counters)
+MAX_SEEDS = 1024  # agents of one run (train.seeds)
 
 # settings types chosen by their `kind` key: (the registry of kinds, the kind when none is given)
 _BY_KIND: dict[type, tuple[dict[str, Any], str]] = {
@@ -58,6 +59,14 @@ class TrainConfig:
     batch_size: B games in lockstep.
     chunk_steps: lockstep moves per jitted chunk (0 = automatic).
     seed: the run's PRNG seed.
+    seeds: train this many independent agents in one process, with seeds `seed`,
+        `seed + 1`, ..., sharing one compiled step (`jaxgames.training.train_seeds`); each
+        agent equals the one a single run with its seed trains, and has its own folder
+        RUN/seed-S.
+    devices: how many of the visible devices the agents of a run of several seeds are
+        spread over, a share of the seeds each (0 = as many as divide `seeds`; 1 = the first
+        device only). No communication between them: each agent is still the one its seed
+        trains alone. The B games of one agent stay on one device.
     checkpoint_every: save a checkpoint every this many games (0 = only at the end).
     keep_checkpoints: how many recent checkpoints to keep.
     log_every: write a metrics record every this many games (0 = about 100 per run).
@@ -77,6 +86,8 @@ class TrainConfig:
     batch_size: int = 64
     chunk_steps: int = 0
     seed: int = 0
+    seeds: int = 1
+    devices: int = 0
     checkpoint_every: int = 0
     keep_checkpoints: int = 3
     log_every: int = 0
@@ -171,6 +182,13 @@ def check_config(config: Config) -> None:
         problems.append(f"train.games={t.games}: expected >= 1")
     if not 0 <= t.seed < 2**32:
         problems.append(f"train.seed={t.seed}: expected an integer in [0, 2^32)")
+    if not 1 <= t.seeds <= MAX_SEEDS or t.seed + t.seeds > 2**32:
+        problems.append(
+            f"train.seeds={t.seeds}: expected 1 to {MAX_SEEDS} agents whose seeds "
+            f"train.seed .. train.seed + seeds - 1 stay below 2^32"
+        )
+    if t.devices < 0:
+        problems.append(f"train.devices={t.devices}: expected >= 0 (0 = every visible device)")
     if t.games > MAX_GAMES:
         problems.append(
             f"train.games={t.games:,}: at most {MAX_GAMES:,} (the counters are 32-bit integers)"

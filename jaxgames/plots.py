@@ -23,7 +23,11 @@ def learning_curve(metrics: str | pathlib.Path, out: str | pathlib.Path) -> path
     games = [r["train_games"] for r in evals]
     seconds = [r["train_seconds"] for r in evals]
     score = [r["score"] for r in evals]
-    ci = [r["ci95"] if r["ci95"] == r["ci95"] else 0.0 for r in evals]
+    # no interval (NaN, written as null) for evaluations of one game per seat
+    ci = [
+        r["ci95"] if isinstance(r.get("ci95"), float) and r["ci95"] == r["ci95"] else 0.0
+        for r in evals
+    ]
     win = [r["win_rate"] for r in evals]
     opponent = evals[-1].get("opponent", "opponent")
     fig, axes = plt.subplots(1, 2, figsize=(11, 4), sharey=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
+import json
 import os
 import pathlib
 import signal
@@ -25,7 +26,7 @@ import numpy as np
 
 from jaxgames import checkpoint, evaluation, runlog
 from jaxgames.builders import Learner, make_learner
-from jaxgames.config import Config
+from jaxgames.config import Config, to_dict
 from jaxgames.errors import TrainingError
 from jaxgames.opponents import make_opponent
 from jaxgames.types import Carry, Params, PRNGKey
@@ -113,10 +114,14 @@ class _Run:
 
 
 def _start(
-    learner: Learner, run_dir: pathlib.Path | None, resume: bool, new_schedule: bool, key: PRNGKey
+    learner: Learner,
+    config: Config,
+    run_dir: pathlib.Path | None,
+    resume: bool,
+    new_schedule: bool,
+    key: PRNGKey,
 ) -> _Run:
-    """A fresh run, or the newest checkpoint of `run_dir` continued (`resume`)."""
-    config = learner.config
+    """A fresh run of `config`, or the newest checkpoint of `run_dir` continued (`resume`)."""
     run = _Run(learner.init(key))
     if run_dir is None:
         return run
@@ -308,27 +313,27 @@ def _save(run_dir: pathlib.Path | None, run: _Run, config: Config) -> None:
         run.saved_step = games
 
 
-def _check_memory(learner: Learner, compiled: Any) -> None:
+def _check_memory(learner: Learner, compiled: Any, copies: int = 1) -> None:
     """Refuses a run whose training step (its carry and XLA's temporaries, from the compiled
-    program) would not fit the device's memory, or, on a CPU, 80% of the machine's; before
-    anything is allocated."""
+    program; `copies` carries of several seeds on one device, or on a CPU's memory) would not
+    fit the device's memory, or, on a CPU, 80% of the machine's; before anything is
+    allocated."""
     stats = compiled.memory_analysis()
     if stats is None:
         return
     need = (
-        stats.argument_size_in_bytes
-        + stats.output_size_in_bytes
-        - stats.alias_size_in_bytes
-        + stats.temp_size_in_bytes
-    )
+        stats.argument_size_in_bytes + stats.output_size_in_bytes - stats.alias_size_in_bytes
+    ) * copies + stats.temp_size_in_bytes
     device = jax.devices()[0]
     limit = (device.memory_stats() or {}).get("bytes_limit") if device.platform != "cpu" else None
     have = limit or 0.8 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if need > have:
         raise TrainingError(
-            f"train.batch_size={learner.config.train.batch_size:,} needs {need / 1e9:,.1f} GB "
+            f"train.batch_size={learner.config.train.batch_size:,}"
+            f"{f' with {copies} seeds' if copies > 1 else ''} needs {need / 1e9:,.1f} GB "
             f"for the training step (games in progress, histories, parameters, XLA's "
             f"temporaries); {have / 1e9:,.1f} GB are available: use a smaller batch"
+            f"{' or fewer seeds' if copies > 1 else ''}"
         )
 
 
@@ -347,7 +352,7 @@ def train(
     """Trains until `config.train.games` games have finished, evaluating every `eval.every`.
 
     Args:
-        config: the experiment.
+        config: the experiment (one seed: `train.seeds` 1; for several, `train_seeds`).
         run_dir: a run folder for the resolved config, metrics (JSON lines), checkpoints
             (every `train.checkpoint_every` games and at the end) and the learning curve.
         progress: show a progress bar (games/s, epsilon, alpha, last evaluation).
@@ -366,9 +371,65 @@ def train(
             diverged; nothing non-finite is saved).
         CheckpointError: resuming from a missing or incompatible checkpoint, or a failed save.
         RunInUse: another process is training into `run_dir`.
+        ValueError: `config.train.seeds` is more than 1.
     """
+    if config.train.seeds != 1:
+        raise ValueError(
+            f"train.seeds={config.train.seeds}: train() trains one agent; train_seeds(config) "
+            "trains several in one run (the CLI chooses it by itself)"
+        )
+    return _train_many(config, run_dir, progress, on_eval, resume, new_schedule)[0]
+
+
+def train_seeds(
+    config: Config,
+    run_dir: str | pathlib.Path | None = None,
+    progress: bool = True,
+    on_eval: Callable[[dict], None] | None = None,
+    resume: bool = False,
+    new_schedule: bool = False,
+) -> list[TrainResult]:
+    """Trains `config.train.seeds` independent agents in one process, with the seeds
+    `train.seed`, `train.seed + 1`, ...: one compiled step that every agent's chunk runs in
+    turn, all of them dispatched before any is waited for, spread over `train.devices`
+    devices (seed k on device k mod D; they run at once there); an agent that has played
+    its games waits for the others. Each agent equals, bit for bit on the CPU, the one
+    `train` gives with its seed (`train.seeds` 1), and keeps a run folder of its own,
+    RUN/seed-S, with that config, its metrics, checkpoints and learning curve;
+    RUN/config.json holds the whole run's. `jaxgames eval RUN` evaluates every agent and
+    summarises them.
+
+    Not vmapped over the seed: on XLA:CPU the n-tuple tables' gathers and scatters with a
+    seed axis ran 20x slower than one seed's, and `lax.map` over stacked carries 2.7x
+    (each seed's tables copied in and out of the stack); one chunk per agent is as fast as
+    separate runs and shares their compilation (docs/benchmarks.md).
+
+    The arguments are `train`'s (`on_eval` is called with each record, which names its
+    `seed`); `resume` continues every agent from its own newest checkpoint. Returns one
+    TrainResult per seed, in order.
+    """
+    return _train_many(config, run_dir, progress, on_eval, resume, new_schedule)
+
+
+def _seed_configs(config: Config) -> list[Config]:
+    t = config.train
+    return [
+        dataclasses.replace(config, train=dataclasses.replace(t, seed=t.seed + k, seeds=1))
+        for k in range(t.seeds)
+    ]
+
+
+def _train_many(
+    config: Config,
+    run_dir: str | pathlib.Path | None,
+    progress: bool,
+    on_eval: Callable[[dict], None] | None,
+    resume: bool,
+    new_schedule: bool,
+) -> list[TrainResult]:
+    configs = _seed_configs(config)
     if run_dir is None:
-        return _train(config, None, progress, on_eval, resume, new_schedule)
+        return _train(config, configs, None, progress, on_eval, resume, new_schedule)
     run_dir = pathlib.Path(run_dir)
     try:
         str(run_dir).encode("utf-8")
@@ -377,55 +438,171 @@ def train(
             f"the run folder {str(run_dir)!r} is not valid UTF-8; checkpoints need a name "
             "in UTF-8 (choose another --run-dir)"
         ) from None
+    if config.train.seeds == 1:
+        dirs = [run_dir]
+    else:
+        dirs = [run_dir / f"seed-{c.train.seed}" for c in configs]
     with runlog.exclusive(run_dir):  # one training per run folder
-        return _train(config, run_dir, progress, on_eval, resume, new_schedule)
+        if config.train.seeds > 1:
+            _check_seed_folders(run_dir, config, resume)
+        return _train(config, configs, dirs, progress, on_eval, resume, new_schedule)
+
+
+def _check_seed_folders(run_dir: pathlib.Path, config: Config, resume: bool) -> None:
+    """A run of several seeds writes RUN/config.json; a resume must keep its seeds."""
+    whole = run_dir / "config.json"
+    if resume and whole.is_file():
+        saved = json.loads(whole.read_text()).get("train", {})
+        was = (saved.get("seed", 0), saved.get("seeds", 1))
+        if was != (config.train.seed, config.train.seeds):
+            raise checkpoint.CheckpointError(
+                f"{run_dir} holds the seeds {was[0]} .. {was[0] + was[1] - 1}; resume it with "
+                f"train.seed {was[0]} and train.seeds {was[1]}"
+            )
+    elif not resume and whole.is_file():
+        raise checkpoint.CheckpointError(
+            f"{run_dir} already holds a run; pass --resume to continue it, or choose another "
+            "--run-dir"
+        )
+    run_dir.mkdir(parents=True, exist_ok=True)
+    whole.write_text(json.dumps(to_dict(config), indent=2) + "\n")
+
+
+def seed_devices(seeds: int, devices: int) -> list:
+    """The devices a run of `seeds` agents is spread over (`train.devices`; 0: every visible
+    device): the most of them whose number divides `seeds`, so each holds as many seeds."""
+    visible = jax.devices()
+    if devices > len(visible):
+        raise ValueError(
+            f"train.devices={devices}: only {len(visible)} device(s) visible "
+            f"({visible[0].platform})"
+        )
+    most = min(devices or len(visible), seeds)
+    count = max(d for d in range(1, most + 1) if seeds % d == 0)
+    return visible[:count]
+
+
+@dataclasses.dataclass
+class _Seed:
+    """One agent of a run: its config, folder, host state, loggers and evaluations."""
+
+    config: Config
+    run_dir: pathlib.Path | None
+    run: _Run
+    eval_key: PRNGKey
+    log: Any = None
+    evals: Any = None
+    window: dict = dataclasses.field(default_factory=dict)
+    record: dict = dataclasses.field(default_factory=dict)  # of the last chunk
+    last_eval: str = ""
+
+    def eval_key_now(self) -> PRNGKey:
+        return jax.random.fold_in(self.eval_key, int(self.run.carry.games))
+
+    def after_chunk(self, learner: Learner, before: int, metrics: Any, seconds: float) -> None:
+        """The host events of one chunk: average, counters, records, evaluations,
+        checkpoints."""
+        config, run, t = self.config, self.run, self.config.train
+        games = int(run.carry.games)
+        if t.average_from is not None and runlog.crossed(
+            before, games, runlog.average_period(config), t.average_from
+        ):
+            run.average_count += 1
+            run.average = runlog.accumulate(run.average, run.carry.params, run.average_count)
+        run.train_time += seconds
+        if int(run.carry.moves) > MAX_MOVES:
+            _save(self.run_dir, run, config)
+            raise TrainingError(
+                f"the run has played {int(run.carry.moves):,} moves, as many as its "
+                "32-bit move counter holds; it stopped (checkpoint saved): split it into "
+                "runs of fewer games"
+            )
+        self.window["delta"] += float(metrics.abs_delta_sum)
+        self.window["updates"] += int(metrics.updates)
+        if not np.isfinite(self.window["delta"]):
+            raise TrainingError(
+                f"the TD errors became NaN or infinite after {games:,} games: the run "
+                f"diverged; lower algorithm.alpha (now {config.algorithm.alpha}). "
+                "The last checkpoint (if any) is from before the divergence."
+            )
+        self.record = _train_record(config, run, self.window, learner)
+        if runlog.crossed(before, games, runlog.log_period(config)):
+            self.log.write(self.record)
+            self.window = _window(run)
+        done = self.evals.finished()
+        if runlog.crossed(before, games, config.eval.every) and games < t.games:
+            done += [e for e in [self.evals.start(self.eval_key_now())] if e is not None]
+        if done:
+            self.last_eval = f", eval {done[-1]['score']:+.3f}"
+        if runlog.crossed(before, games, t.checkpoint_every):
+            _save(self.run_dir, run, config)
 
 
 def _train(
     config: Config,
-    run_dir: pathlib.Path | None,
+    configs: list[Config],
+    run_dirs: list[pathlib.Path] | None,
     progress: bool,
     on_eval: Callable[[dict], None] | None,
     resume: bool,
     new_schedule: bool,
-) -> TrainResult:
+) -> list[TrainResult]:
     if progress:
         from tqdm.auto import tqdm
     else:  # tqdm.auto warns in a notebook without ipywidgets, even for a disabled bar
         from tqdm import tqdm
 
-    learner = make_learner(config)
-    run_key, eval_key = jax.random.split(jax.random.key(config.train.seed))
-    t, total = config.train, config.train.games
+    learner = make_learner(configs[0])
+    keys = [jax.random.split(jax.random.key(c.train.seed)) for c in configs]
+    n = len(configs)
+    several = n > 1
+    total = config.train.games
     # Ctrl-C from here on only asks to stop (a KeyboardInterrupt inside XLA's compiler crashes)
     with _StopFlag() as stop:
         if progress:
             print("compiling the training step (seconds to a minute) ...", file=sys.stderr)
         tick = time.perf_counter()  # compiled from shapes: the memory is known before use
-        chunk = learner.chunk.lower(jax.eval_shape(learner.init, run_key)).compile()
+        chunk = learner.chunk.lower(jax.eval_shape(learner.init, keys[0][0])).compile()
+        devices = seed_devices(n, config.train.devices) if several else jax.devices()[:1]
         compile_time = time.perf_counter() - tick
-        _check_memory(learner, chunk)
-        run = _start(learner, run_dir, resume, new_schedule, run_key)
-        if int(run.carry.games) >= total:  # a resumed run that is complete: nothing to do
-            return TrainResult(
-                learner,
-                run.carry,
-                [],
-                0.0,
-                compile_time,
-                already_complete=True,
-                average=run.average,
-                average_count=run.average_count,
-            )
-        if run_dir is not None and resume:
-            runlog.drop_records_after(run_dir / "metrics.jsonl", int(run.carry.games))
-        log = runlog.open_run(run_dir, config) if run_dir is not None else runlog.Loggers()
-
-        evals = _Evaluations(learner, run, log, on_eval, config.eval.background)
-        eval_key_now = lambda: jax.random.fold_in(eval_key, int(run.carry.games))
+        on_cpu = devices[0].platform == "cpu"
+        _check_memory(learner, chunk, n if on_cpu else n // len(devices))
+        dirs = run_dirs or [None] * len(configs)
+        seeds = [
+            _Seed(c, d, _start(learner, c, d, resume, new_schedule, k[0]), k[1])
+            for c, d, k in zip(configs, dirs, keys, strict=True)
+        ]
+        if all(int(s.run.carry.games) >= total for s in seeds):  # resumed and complete
+            return [
+                TrainResult(
+                    learner,
+                    s.run.carry,
+                    [],
+                    0.0,
+                    compile_time,
+                    already_complete=True,
+                    average=s.run.average,
+                    average_count=s.run.average_count,
+                )
+                for s in seeds
+            ]
+        for s in seeds:
+            if s.run_dir is not None and resume:
+                runlog.drop_records_after(s.run_dir / "metrics.jsonl", int(s.run.carry.games))
+            s.log = runlog.open_run(s.run_dir, s.config) if s.run_dir else runlog.Loggers()
+            tagged = on_eval
+            if several and on_eval is not None:
+                tagged = lambda e, on_eval=on_eval, seed=s.config.train.seed: on_eval(
+                    {**e, "seed": seed}
+                )
+            s.evals = _Evaluations(learner, s.run, s.log, tagged, config.eval.background)
+            s.window = _window(s.run)
+        if len(devices) > 1:  # seed k on device k mod D; the jitted chunk compiles per device
+            chunk = learner.chunk
+            for k, s in enumerate(seeds):
+                s.run.carry = jax.device_put(s.run.carry, devices[k % len(devices)])
 
         start = time.perf_counter()
-        window = _window(run)
         bar = tqdm(
             total=total,
             unit="game",
@@ -433,73 +610,66 @@ def _train(
             dynamic_ncols=True,
             bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}{postfix}]",
         )
-        bar.update(min(int(run.carry.games), total))
-        last_eval, interrupted = "", stop.requested
+        bar.update(min(min(int(s.run.carry.games) for s in seeds), total))
+        interrupted = stop.requested
         try:
-            while not interrupted and (before := int(run.carry.games)) < total:
+            while not interrupted:
+                before = [int(s.run.carry.games) for s in seeds]
+                active = [b < total for b in before]
+                if not any(active):
+                    break
                 tick = time.perf_counter()
-                run.carry, metrics = chunk(run.carry)
-                games = int(run.carry.games)
-                if t.average_from is not None and runlog.crossed(
-                    before, games, runlog.average_period(config), t.average_from
-                ):
-                    run.average_count += 1
-                    run.average = runlog.accumulate(
-                        run.average, run.carry.params, run.average_count
-                    )
-                run.train_time += time.perf_counter() - tick
-                if int(run.carry.moves) > MAX_MOVES:
-                    _save(run_dir, run, config)
-                    raise TrainingError(
-                        f"the run has played {int(run.carry.moves):,} moves, as many as its "
-                        "32-bit move counter holds; it stopped (checkpoint saved): split it into "
-                        "runs of fewer games"
-                    )
-                window["delta"] += float(metrics.abs_delta_sum)
-                window["updates"] += int(metrics.updates)
-                if not np.isfinite(window["delta"]):
-                    raise TrainingError(
-                        f"the TD errors became NaN or infinite after {games:,} games: the run "
-                        f"diverged; lower algorithm.alpha (now {config.algorithm.alpha}). "
-                        "The last checkpoint (if any) is from before the divergence."
-                    )
-                record = _train_record(config, run, window, learner)
-                bar.update(min(games, total) - bar.n)
+                # every agent's chunk dispatched before any is waited for: on several devices
+                # they run at once, on one device one after another
+                per_seed = []
+                for s, live in zip(seeds, active, strict=True):
+                    if live:
+                        s.run.carry, metric = chunk(s.run.carry)
+                    per_seed.append(metric if live else None)
+                jax.block_until_ready([s.run.carry for s in seeds])
+                seconds = time.perf_counter() - tick
+                for s, b, live, m in zip(seeds, before, active, per_seed, strict=True):
+                    if live:
+                        s.after_chunk(learner, b, m, seconds)
+                lead = next(s for s, live in zip(seeds, active, strict=True) if live)
+                record = lead.record
+                bar.update(min(min(int(s.run.carry.games) for s in seeds), total) - bar.n)
+                rate = sum(s.record["games_per_s"] for s, a in zip(seeds, active, strict=True) if a)
                 bar.set_postfix_str(
-                    f"{record['games_per_s']:,.0f} games/s, eps {record['epsilon']:.3f}, "
-                    f"alpha {record['alpha']:.3g}{last_eval}",
+                    f"{rate:,.0f} games/s{f' ({len(seeds)} seeds)' if several else ''}, "
+                    f"eps {record['epsilon']:.3f}, alpha {record['alpha']:.3g}{lead.last_eval}",
                     refresh=False,
                 )
-                if runlog.crossed(before, games, runlog.log_period(config)):
-                    log.write(record)
-                    window = _window(run)
-                done = evals.finished()
-                if runlog.crossed(before, games, config.eval.every) and games < total:
-                    done += [e for e in [evals.start(eval_key_now())] if e is not None]
-                if done:
-                    last_eval = f", eval {done[-1]['score']:+.3f}"
-                if runlog.crossed(before, games, t.checkpoint_every):
-                    _save(run_dir, run, config)
                 interrupted = stop.requested
-            evals.wait()  # before the end: the records of the background evaluations
+            for s in seeds:  # before the end: the records of the background evaluations
+                s.evals.wait()
         finally:
             bar.close()
-            evals.close()
-        _save(run_dir, run, config)
+            for s in seeds:
+                if s.evals is not None:
+                    s.evals.close()
+        for s in seeds:
+            _save(s.run_dir, s.run, s.config)
         if not interrupted:
-            evals.now(eval_key_now())
-            if run_dir is not None and run.history:
-                from jaxgames import plots
+            for s in seeds:
+                s.evals.now(s.eval_key_now())
+                if s.run_dir is not None and s.run.history:
+                    from jaxgames import plots
 
-                plots.learning_curve(run_dir / "metrics.jsonl", run_dir / "curve.png")
-        log.close()
-    return TrainResult(
-        learner,
-        run.carry,
-        run.history,
-        time.perf_counter() - start + run.resumed_seconds,
-        compile_time,
-        interrupted,
-        run.average,
-        run.average_count,
-    )
+                    plots.learning_curve(s.run_dir / "metrics.jsonl", s.run_dir / "curve.png")
+        for s in seeds:
+            s.log.close()
+    wall = time.perf_counter() - start
+    return [
+        TrainResult(
+            learner,
+            s.run.carry,
+            s.run.history,
+            wall + s.run.resumed_seconds,
+            compile_time,
+            interrupted,
+            s.run.average,
+            s.run.average_count,
+        )
+        for s in seeds
+    ]

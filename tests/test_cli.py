@@ -37,6 +37,19 @@ def jaxgames(*args, **kwargs) -> subprocess.CompletedProcess:
     )
 
 
+def in_process(capsys, *args) -> subprocess.CompletedProcess:
+    """`jaxgames ARGS` through `cli.main` in this process: no interpreter start-up and JAX
+    import per call (the `trained` fixture and the installed-command tests run the command
+    itself)."""
+    capsys.readouterr()
+    try:
+        code = cli.main(list(args))
+    except SystemExit as exit_:
+        code = exit_.code
+    out = capsys.readouterr()
+    return subprocess.CompletedProcess(list(args), code, out.out, out.err)
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     run = tmp_path_factory.mktemp("cli") / "ttt"
@@ -47,24 +60,24 @@ def trained(tmp_path_factory):
     return run
 
 
-def test_eval_json_has_the_documented_fields(trained):
+def test_eval_json_has_the_documented_fields(trained, capsys):
     common = ["eval", str(trained), "--opponent", "random", "--games", "30", "--seats", "first"]
-    done = jaxgames(*common, "--json")
+    done = in_process(capsys, *common, "--json")
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
     assert {"games", "wins", "draws", "losses", "score", "win_rate", "ci95"} <= set(record)
     assert record["games"] == 30 and set(record["by_seat"]) == {"0"}
     assert record["average_count"] > 1  # the averaged parameters play by default
-    done = jaxgames(*common, "--weights", "last")
+    done = in_process(capsys, *common, "--weights", "last")
     assert done.returncode == 0, done.stderr
     assert "games) against random" in done.stdout and "mean of" not in done.stdout
 
 
-def test_eval_of_several_checkpoints_summarises_them(trained):
+def test_eval_of_several_checkpoints_summarises_them(trained, capsys):
     [step] = [p.name for p in (trained / checkpoint.CHECKPOINTS).iterdir()]
     paths = [str(trained), str(trained / checkpoint.CHECKPOINTS / step)]
     common = ["--opponent", "random", "--games", "25", "--seats", "first"]
-    done = jaxgames("eval", *paths, *common, "--json")
+    done = in_process(capsys, "eval", *paths, *common, "--json")
     assert done.returncode == 0, done.stderr
     record = json.loads(done.stdout)
     first, second = record["checkpoints"]
@@ -74,14 +87,14 @@ def test_eval_of_several_checkpoints_summarises_them(trained):
     assert summary["checkpoints"] == 2 and summary["games"] == 50
     assert summary["wins"] == 2 * first["wins"] and summary["points_sd"] == 0.0
     assert summary["points"] == pytest.approx((first["wins"] + first["draws"] / 2) / 25)
-    text = jaxgames("eval", *paths, *common)
+    text = in_process(capsys, "eval", *paths, *common)
     assert text.returncode == 0, text.stderr
     assert text.stdout.count("against random: score") == 2
     assert "over 2 checkpoints against random: win rate" in text.stdout
 
 
-def test_eval_checks_every_path_before_evaluating(trained):
-    done = jaxgames("eval", str(trained), "/nonexistent/run", "--opponent", "random")
+def test_eval_checks_every_path_before_evaluating(trained, capsys):
+    done = in_process(capsys, "eval", str(trained), "/nonexistent/run", "--opponent", "random")
     assert done.returncode == 2 and "the path does not exist" in done.stderr
     assert "against random" not in done.stdout  # the good first path was not evaluated
 
@@ -100,8 +113,8 @@ def test_summary_weighs_every_checkpoint_the_same():
     assert (s["games"], s["wins"], s["draws"], s["losses"]) == (300, 230, 40, 30)
 
 
-def test_inspect_reports_training_and_values(trained):
-    done = jaxgames("inspect", str(trained), "--moves", "4,0")
+def test_inspect_reports_training_and_values(trained, capsys):
+    done = in_process(capsys, "inspect", str(trained), "--moves", "4,0")
     assert done.returncode == 0, done.stderr
     assert "active (non-zero) by player" in done.stdout
     assert "position after moves ['4', '0']" in done.stdout and "row 0 col 1" in done.stdout
@@ -139,13 +152,13 @@ def test_bad_input_gives_one_clear_line_through_the_installed_command(tmp_path):
     assert "expected a seed in [0, 2^32)" in done.stderr
 
 
-def test_eval_against_another_agent(trained):
+def test_eval_against_another_agent(trained, capsys):
     """`agent:PATH` plays a trained agent's greedy policy; from all 1-ply openings the agent
     meets itself in both seats, so the two seats' results mirror each other, up to the games
     where a tie between equally valued moves is broken differently (the briefly trained
     fixture still values many positions alike)."""
-    done = jaxgames(
-        "eval", str(trained), "--opponent", f"agent:{trained}", "--games", "1",
+    done = in_process(
+        capsys, "eval", str(trained), "--opponent", f"agent:{trained}", "--games", "1",
         "--openings", "1", "--json",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -94,15 +94,19 @@ def test_random_play_unbatched_equals_jit_vmap(variant):
 def test_batched_step_equals_stacked_unbatched(variant):
     game = make(variant)
     _, states = sample_games(game, jax.random.key(2))
-    mid = jax.tree.map(lambda x: x[:8, 2], states)  # 8 positions after two moves
+    # every sample game's position after two moves: the batch shape the other suites step
+    # (one compiled program); the first 8 are compared with the unbatched step
+    mid = jax.tree.map(lambda x: x[:, 2], states)
     actions = core.sample_legal(jax.random.key(3), mid.legal_action_mask)
-    keys = jax.random.split(jax.random.key(4), 8)
+    keys = jax.random.split(jax.random.key(4), actions.shape[0])
     batched = batched_step(game)(mid, actions, keys)
-    assert_state_types(game, batched, (8,))
+    assert_state_types(game, batched, actions.shape)
+    host_mid, host_batched = jax.device_get((mid, batched))
     for i in range(8):
-        one = jax.tree.map(lambda x, i=i: x[i], mid)
+        one = jax.tree.map(lambda x, i=i: x[i], host_mid)
         chex.assert_trees_all_equal(
-            jit_step(game)(one, actions[i], keys[i]), jax.tree.map(lambda x, i=i: x[i], batched)
+            jit_step(game)(one, actions[i], keys[i]),
+            jax.tree.map(lambda x, i=i: x[i], host_batched),
         )
 
 
