@@ -20,8 +20,8 @@ if [[ "${1:-}" == "--cpu" ]]; then
   sizes=(64)
   subs=(0 16)
   seconds=1
-  train=(--train.games 3000 --train.batch-size 128 --algorithm.sub-batch 32
-         --train.checkpoint-every 0 --eval.every 1500 --eval.games 2 --eval.opponent random)
+  train=(--train.games 1600 --train.batch-size 128 --algorithm.sub-batch 32
+         --train.checkpoint-every 0 --eval.every 800 --eval.games 2 --eval.opponent random)
   target=0.5
 else
   python3 -m venv .venv-gpu

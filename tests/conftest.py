@@ -47,3 +47,24 @@ def _optimized_compilation(request):
         yield
     finally:
         jax.config.update("jax_disable_most_optimizations", before)
+
+
+# The longest tests (30-60 s each on two cores) go first, so that the two workers share them
+# and the run does not end with one worker alone on a long test; the rest keep their order.
+_LONG_FIRST = (
+    "tests/test_tutorial.py",
+    "tests/test_benchmarks.py",
+    "tests/test_seeds.py::test_seeds_spread_over_four_devices",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {prefix: i for i, prefix in enumerate(_LONG_FIRST)}
+
+    def key(item):
+        for prefix, i in rank.items():
+            if item.nodeid.startswith(prefix):
+                return i
+        return len(rank)
+
+    items.sort(key=key)  # stable: the order within each rank is kept

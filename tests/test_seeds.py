@@ -148,6 +148,9 @@ assert jax.device_count() == 4, jax.devices()
 assert len(seed_devices(4, 0)) == 4 and len(seed_devices(6, 0)) == 3
 assert len(seed_devices(4, 1)) == 1 and len(seed_devices(5, 0)) == 1
 config = seeds_config(games=300, seeds=4, average_from=100)
+config = dataclasses.replace(  # one evaluation, at the end, against random play
+    config, eval=dataclasses.replace(config.eval, every=0, games=2, opponent="random")
+)
 results = train_seeds(config, sys.argv[1] + "/run", progress=False)
 for k, result in enumerate(results):
     alone = train(single(config, 5 + k), progress=False)
