@@ -25,6 +25,12 @@ ours differ (see docs/games.md):
   id is ours (`"jaxgames/hex(size=6)"`), which pgx's `EnvId` list does not hold.
 * `step(state, action, key)` needs `key` for 2048 (the new tile); deterministic games ignore it.
 
+Two rules differ from pgx's own environments (tests/test_interop.py plays both side by side):
+pgx's Othello makes both players pass before it ends a game that neither can continue, where
+ours ends it at once with the same result; and after an illegal move pgx's games apply the
+move to the board anyway, where ours leave the board as it was (the rewards and the end
+agree).
+
 Pictures come from `jaxgames.render_svg`: `state.to_svg()` and `state.save_svg(path)` work on
 one state or a batch (a strip of boards); pgx's module-level `pgx.save_svg` does not know our
 games.
