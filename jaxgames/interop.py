@@ -190,7 +190,7 @@ if pgx is not None:
             return self._observe_color(state._x, (player_id - state._first) % n)
 
         def svg(self, state: PgxState) -> str:
-            from jaxgames.render import _doc, render_svg
+            from jaxgames.render import render_svg, tile
 
             xs = jax.device_get(state._x)
             batch = np.shape(xs.terminated)
@@ -201,13 +201,7 @@ if pgx is not None:
                 render_svg(self.game, jax.tree.map(lambda a, i=i: a[i], flat))
                 for i in range(int(np.prod(batch)))
             ]
-            w, h, cols = frames[0].width, frames[0].height, min(len(frames), 8)
-            body = [
-                f'<g transform="translate({(i % cols) * (w + 8)},{(i // cols) * (h + 8)})">'
-                f"{f.body}</g>"
-                for i, f in enumerate(frames)
-            ]
-            return _doc(cols * (w + 8), -(-len(frames) // cols) * (h + 8), body)
+            return tile(frames, 8)
 
         @property
         def id(self) -> Any:

@@ -354,18 +354,25 @@ def render_game_svg(
     """A whole game as a strip of frames: `states[0]` the start, `states[k]` after
     `actions[k - 1]` (that move ringed), `columns` frames a row, each numbered."""
     frames = [render_svg(game, s, None if k == 0 else actions[k - 1]) for k, s in enumerate(states)]
-    w, h = max(f.width for f in frames), max(f.height for f in frames) + 18
+    labels = ["start"] + [f"{k}: {game.action_names[a]}" for k, a in enumerate(actions, 1)]
+    return tile(frames, columns, labels[: len(frames)])
+
+
+def tile(frames: Sequence[Svg], columns: int, labels: Sequence[str] | None = None) -> Svg:
+    """Pictures side by side, `columns` a row, each with its label above it if given."""
+    w = max(f.width for f in frames)
+    h = max(f.height for f in frames) + (18 if labels is not None else 0)
     body = []
     for k, frame in enumerate(frames):
         x, y = (k % columns) * (w + 8), (k // columns) * (h + 8)
-        label = "start" if k == 0 else f"{k}: {game.action_names[actions[k - 1]]}"
-        body.append(
-            f'<g transform="translate({x},{y})">{_text(w / 2, 9, label, 11)}'
-            f'<g transform="translate(0,18)">{frame.body}</g></g>'
+        inner = (
+            frame.body
+            if labels is None
+            else f'{_text(w / 2, 9, labels[k], 11)}<g transform="translate(0,18)">{frame.body}</g>'
         )
-    count = len(frames)
-    rows = (count + columns - 1) // columns
-    return _doc(min(count, columns) * (w + 8), rows * (h + 8), body)
+        body.append(f'<g transform="translate({x},{y})">{inner}</g>')
+    rows = (len(frames) + columns - 1) // columns
+    return _doc(min(len(frames), columns) * (w + 8), rows * (h + 8), body)
 
 
 def replay(game: Game, moves: Sequence[int]) -> list[State]:
