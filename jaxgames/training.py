@@ -449,7 +449,8 @@ def _train_many(
 
 
 def _check_seed_folders(run_dir: pathlib.Path, config: Config, resume: bool) -> None:
-    """A run of several seeds writes RUN/config.json; a resume must keep its seeds."""
+    """A run of several seeds holds RUN/config.json; a new run needs a folder without one,
+    and a resume must keep its seeds."""
     whole = run_dir / "config.json"
     if resume and whole.is_file():
         saved = json.loads(whole.read_text()).get("train", {})
@@ -464,8 +465,6 @@ def _check_seed_folders(run_dir: pathlib.Path, config: Config, resume: bool) -> 
             f"{run_dir} already holds a run; pass --resume to continue it, or choose another "
             "--run-dir"
         )
-    run_dir.mkdir(parents=True, exist_ok=True)
-    whole.write_text(json.dumps(to_dict(config), indent=2) + "\n")
 
 
 def seed_devices(seeds: int, devices: int) -> list:
@@ -586,6 +585,10 @@ def _train(
                 )
                 for s in seeds
             ]
+        if several and run_dirs:  # every agent started: RUN/config.json, the whole run's
+            run_dirs[0].parent.mkdir(parents=True, exist_ok=True)
+            whole = json.dumps(to_dict(config), indent=2) + "\n"
+            (run_dirs[0].parent / "config.json").write_text(whole)
         for s in seeds:
             if s.run_dir is not None and resume:
                 runlog.drop_records_after(s.run_dir / "metrics.jsonl", int(s.run.carry.games))

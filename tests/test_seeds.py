@@ -89,6 +89,12 @@ def test_a_resumed_run_of_seeds_continues_every_agent(tmp_path):
             new_schedule=True,
         )
         assert_same(result.carry, alone.carry)
+    # a refused resume (another batch size) leaves the run's files as they were
+    whole = (tmp_path / "run" / "config.json").read_bytes()
+    wider = dataclasses.replace(config, train=dataclasses.replace(longer.train, batch_size=8))
+    with pytest.raises(Exception, match="batch size 16 in the checkpoint, 8 in the config"):
+        train_seeds(wider, tmp_path / "run", progress=False, resume=True, new_schedule=True)
+    assert (tmp_path / "run" / "config.json").read_bytes() == whole
     other = dataclasses.replace(config, train=dataclasses.replace(config.train, seeds=3))
     with pytest.raises(Exception, match=r"holds the seeds 5 \.\. 6; resume it with"):
         train_seeds(other, tmp_path / "run", progress=False, resume=True)
