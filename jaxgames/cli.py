@@ -98,15 +98,15 @@ def cmd_train(argv: list[str]) -> int:
         )
     )
     run_dir = flags.run_dir or pathlib.Path("runs") / path.stem
+    how = {
+        "run_dir": run_dir,
+        "progress": not flags.no_progress,
+        "resume": flags.resume,
+        "new_schedule": flags.new_schedule,
+    }
     if config.train.seeds > 1:
-        return _train_seeds(config, run_dir, flags, name)
-    result = train(
-        config,
-        run_dir=run_dir,
-        progress=not flags.no_progress,
-        resume=flags.resume,
-        new_schedule=flags.new_schedule,
-    )
+        return _train_seeds(config, how, name)
+    result = train(config, **how)
     final = result.history[-1] if result.history else None
     games = int(result.carry.games)
     if result.already_complete:
@@ -127,17 +127,13 @@ def cmd_train(argv: list[str]) -> int:
     return 0
 
 
-def _train_seeds(config, run_dir: pathlib.Path, flags, name: str) -> int:
-    """`jaxgames train` with train.seeds > 1: every agent in one process, one line each."""
+def _train_seeds(config, how: dict, name: str) -> int:
+    """`jaxgames train` with train.seeds > 1 (`how`: train's keyword arguments): every agent
+    in one process, one line each."""
     from jaxgames.training import train_seeds
 
-    results = train_seeds(
-        config,
-        run_dir=run_dir,
-        progress=not flags.no_progress,
-        resume=flags.resume,
-        new_schedule=flags.new_schedule,
-    )
+    results = train_seeds(config, **how)
+    run_dir = how["run_dir"]
     seeds = range(config.train.seed, config.train.seed + config.train.seeds)
     if all(r.already_complete for r in results):
         print(f"the {len(results)} agents in {run_dir} have played their games; nothing to do")
