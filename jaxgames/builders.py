@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxgames
+from jaxgames import parallel
 from jaxgames.approximators import ValueModel, make_model
 from jaxgames.config import Config
 from jaxgames.core import Game, State
@@ -34,11 +35,14 @@ def build_game(config: Config) -> Game:
 def build_model(config: Config, game: Game) -> ValueModel:
     """The approximator of `config` bound to `game`, with the heads its learner needs (a value
     head over afterstates for TD, a Q head otherwise; one parameter set per player, except for
-    max/min Q-learning's single Q function)."""
+    max/min Q-learning's single Q function). Its `update` takes the rows of every game on
+    every device when the step runs on a mesh (`jaxgames.parallel.gathered`)."""
     definition = learner(config.algorithm.kind)
     definition.check(game, config.algorithm)
     players, outputs = definition.heads(game, config.algorithm)
-    return make_model(game, config.approximator, players, outputs)
+    model = make_model(game, config.approximator, players, outputs)
+    # on a mesh of devices the update rows are gathered whole first (jaxgames.parallel)
+    return dataclasses.replace(model, update=parallel.gathered(model.update))
 
 
 def chunk_steps(config: Config) -> int:

@@ -425,6 +425,13 @@ def _restore_state(
     the checkpoint's `_saved_arrays`)."""
     ocp = _ocp()
     _check_arrays(run_dir, step, abstract, saved)
+    # onto the first device, however the saving run split its arrays over devices (orbax
+    # otherwise restores a saved sharding, which names devices this process may not have)
+    one = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    abstract = {
+        k: jax.ShapeDtypeStruct(v.shape, v.dtype, sharding=getattr(v, "sharding", None) or one)
+        for k, v in abstract.items()
+    }
     if partial:
         state_args = ocp.args.PyTreeRestore(
             item=abstract,

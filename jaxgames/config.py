@@ -63,10 +63,13 @@ class TrainConfig:
         `seed + 1`, ..., sharing one compiled step (`jaxgames.training.train_seeds`); each
         agent equals the one a single run with its seed trains, and has its own folder
         RUN/seed-S.
-    devices: how many of the visible devices the agents of a run of several seeds are
-        spread over, a share of the seeds each (0 = as many as divide `seeds`; 1 = the first
-        device only). No communication between them: each agent is still the one its seed
-        trains alone. The B games of one agent stay on one device.
+    devices: how many of the visible devices a run uses (0 = all of them, as many as
+        divide the count below; 1 = the first device only). A run of several seeds spreads
+        its agents over them, a share of the seeds each, with no communication: each agent
+        is still the one its seed trains alone. A run of one seed splits its B games over
+        them (data parallel, `jaxgames.parallel`: B / D games per device, the parameters
+        replicated, the update rows gathered whole every step), with results equal to one
+        device's to float32 rounding.
     checkpoint_every: save a checkpoint every this many games (0 = only at the end).
     keep_checkpoints: how many recent checkpoints to keep.
     log_every: write a metrics record every this many games (0 = about 100 per run).

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames import checkpoint, evaluation, runlog
+from jaxgames import checkpoint, evaluation, parallel, runlog
 from jaxgames.builders import Learner, make_learner
 from jaxgames.config import Config, to_dict
 from jaxgames.errors import TrainingError
@@ -224,6 +224,8 @@ def _snapshot(run: _Run, copy: bool) -> _Snapshot:
     games = int(run.carry.games)
     checkpoint.check_finite(run.carry.params, f"after {games:,} games")
     params = run.carry.params if run.average is None else run.average
+    if len(jax.tree.leaves(params)[0].sharding.device_set) > 1:  # one replica plays
+        params, copy = parallel.first_device(params), False
     if copy:
         params = jax.block_until_ready(jax.tree.map(lambda x: jnp.array(x, copy=True), params))
     return _Snapshot(params, games, int(run.carry.moves), run.train_time, run.average_count)
@@ -470,15 +472,7 @@ def _check_seed_folders(run_dir: pathlib.Path, config: Config, resume: bool) -> 
 def seed_devices(seeds: int, devices: int) -> list:
     """The devices a run of `seeds` agents is spread over (`train.devices`; 0: every visible
     device): the most of them whose number divides `seeds`, so each holds as many seeds."""
-    visible = jax.devices()
-    if devices > len(visible):
-        raise ValueError(
-            f"train.devices={devices}: only {len(visible)} device(s) visible "
-            f"({visible[0].platform})"
-        )
-    most = min(devices or len(visible), seeds)
-    count = max(d for d in range(1, most + 1) if seeds % d == 0)
-    return visible[:count]
+    return parallel.divisor_devices(seeds, devices)
 
 
 @dataclasses.dataclass
@@ -561,11 +555,18 @@ def _train(
         if progress:
             print("compiling the training step (seconds to a minute) ...", file=sys.stderr)
         tick = time.perf_counter()  # compiled from shapes: the memory is known before use
-        chunk = learner.chunk.lower(jax.eval_shape(learner.init, keys[0][0])).compile()
-        devices = seed_devices(n, config.train.devices) if several else jax.devices()[:1]
+        shapes = jax.eval_shape(learner.init, keys[0][0])
+        mesh = None  # one agent's games split over the devices (jaxgames.parallel)
+        if several:
+            devices = seed_devices(n, config.train.devices)
+        else:
+            devices = parallel.divisor_devices(config.train.batch_size, config.train.devices)
+            if len(devices) > 1:
+                mesh = parallel.MeshChunk(learner.chunk, shapes, devices)
+        chunk = (mesh or learner.chunk).lower(shapes).compile()
         compile_time = time.perf_counter() - tick
         on_cpu = devices[0].platform == "cpu"
-        _check_memory(learner, chunk, n if on_cpu else n // len(devices))
+        _check_memory(learner, chunk, n if on_cpu else max(1, n // len(devices)))
         dirs = run_dirs or [None] * len(configs)
         seeds = [
             _Seed(c, d, _start(learner, c, d, resume, new_schedule, k[0]), k[1])
@@ -600,7 +601,10 @@ def _train(
                 )
             s.evals = _Evaluations(learner, s.run, s.log, tagged, config.eval.background)
             s.window = _window(s.run)
-        if len(devices) > 1:  # seed k on device k mod D; the jitted chunk compiles per device
+        if mesh is not None:  # B / D games on each device, the parameters on every one
+            chunk = mesh
+            seeds[0].run.carry = mesh.place(seeds[0].run.carry)
+        elif len(devices) > 1:  # seed k on device k mod D; the jitted chunk compiles per device
             chunk = learner.chunk
             for k, s in enumerate(seeds):
                 s.run.carry = jax.device_put(s.run.carry, devices[k % len(devices)])

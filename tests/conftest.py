@@ -54,6 +54,7 @@ def _optimized_compilation(request):
 _LONG_FIRST = (
     "tests/test_tutorial.py",
     "tests/test_benchmarks.py",
+    "tests/test_parallel.py::test_every_learner_and_approximator",
     "tests/test_seeds.py::test_seeds_spread_over_four_devices",
 )
 
