@@ -1,8 +1,8 @@
 """Data parallel training: the B games of one agent split over a mesh of devices.
 
 The lockstep step is not rewritten for devices. Its carry is placed on a one-axis mesh
-(`AXIS`, "games"): the per-game fields (the carry's `PER_GAME` fields; `states` when it has
-none) split over the devices, B / D games each, everything else (the parameters, the
+(`AXIS`, "games"): the per-game fields (the learner's `LearnerDef.per_game`) split over the
+devices, B / D games each, everything else (the parameters, the
 counters, the key) replicated. XLA's partitioner (GSPMD) then compiles the same program for
 the mesh; it computes the same function, and random numbers do not depend on how an array
 is split (`jax_threefry_partitionable`, on by default), so every game sees the moves and
@@ -57,16 +57,10 @@ def make_mesh(devices: list) -> jax.sharding.Mesh:
     )
 
 
-def per_game_fields(carry: Any) -> tuple[str, ...]:
-    """The carry's fields whose arrays have the games on their leading axis."""
-    return tuple(getattr(type(carry), "PER_GAME", ("states",)))
-
-
-def carry_shardings(carry: Any, mesh: jax.sharding.Mesh) -> Any:
-    """Shardings for a carry: its per-game fields split over the mesh by game, the rest
-    replicated."""
+def carry_shardings(carry: Any, mesh: jax.sharding.Mesh, per_game: tuple[str, ...]) -> Any:
+    """Shardings for a carry: its `per_game` fields (`LearnerDef.per_game`) split over the
+    mesh by game, the rest replicated."""
     split, whole = NamedSharding(mesh, P(AXIS)), NamedSharding(mesh, P())
-    per_game = per_game_fields(carry)
     return type(carry)(
         *(
             jax.tree.map(lambda _, s=split if name in per_game else whole: s, value)
@@ -94,13 +88,13 @@ def gathered(update: Callable) -> Callable:
 
 
 class MeshChunk:
-    """A learner's training chunk compiled for a mesh: `chunk(carry) -> (carry, metrics)`
-    with the carry split as `carry_shardings` says, in and out (donated)."""
+    """A learner's training chunk compiled for a mesh over `devices`: `chunk(carry) ->
+    (carry, metrics)` with the carry split as `carry_shardings` says, in and out (donated)."""
 
-    def __init__(self, chunk: Callable, example_carry: Any, devices: list):
+    def __init__(self, learner: Any, example_carry: Any, devices: list):
         self.mesh = make_mesh(devices)
-        self.shardings = carry_shardings(example_carry, self.mesh)
-        raw = getattr(chunk, "__wrapped__", chunk)
+        self.shardings = carry_shardings(example_carry, self.mesh, learner.definition.per_game)
+        raw = learner.chunk.__wrapped__
         self._jitted = jax.jit(
             raw, in_shardings=(self.shardings,), out_shardings=(self.shardings, None),
             donate_argnums=0,
@@ -135,5 +129,4 @@ __all__ = [
     "gathered",
     "make_mesh",
     "on_mesh",
-    "per_game_fields",
 ]

@@ -562,7 +562,7 @@ def _train(
         else:
             devices = parallel.divisor_devices(config.train.batch_size, config.train.devices)
             if len(devices) > 1:
-                mesh = parallel.MeshChunk(learner.chunk, shapes, devices)
+                mesh = parallel.MeshChunk(learner, shapes, devices)
         chunk = (mesh or learner.chunk).lower(shapes).compile()
         compile_time = time.perf_counter() - tick
         on_cpu = devices[0].platform == "cpu"

@@ -68,7 +68,7 @@ if sys.argv[2] == "all":
     CASES.append(("2048-td", 16, 4, 2))  # chance moves (20 s to compile)
 for preset, batch, steps, chunks in CASES:
     learner = make_learner(small(preset, batch, steps))
-    mesh = parallel.MeshChunk(learner.chunk, learner.init(jax.random.key(0)), jax.devices())
+    mesh = parallel.MeshChunk(learner, learner.init(jax.random.key(0)), jax.devices())
     one = mesh_ = learner.init(jax.random.key(0))
     mesh_ = mesh.place(one)
     for c in range(chunks):
@@ -94,7 +94,7 @@ scores = jax.jit(jax.vmap(
     functools.partial(farl.all_action_scores, learner.game, learner.model, learner.settings),
     (None, 0, 0),
 ))
-mesh = parallel.MeshChunk(learner.chunk, carry, jax.devices())
+mesh = parallel.MeshChunk(learner, carry, jax.devices())
 split = mesh.place(carry)
 with jax.set_mesh(mesh.mesh):
     on_four = np.asarray(scores(split.params, split.states, split.features)[0])
@@ -118,8 +118,9 @@ assert len(one.carry.params["w"].sharding.device_set) == 1
 same(four.carry, one.carry, "runs")
 assert [h["train_games"] for h in four.history] == [h["train_games"] for h in one.history]
 longer = lambda c: dataclasses.replace(c, train=dataclasses.replace(c.train, games=900))
-a = train(longer(one_config), run_dir=root + "/four", resume=True, new_schedule=True, progress=False)
-b = train(longer(config), run_dir=root + "/one", resume=True, new_schedule=True, progress=False)
+again = dict(resume=True, new_schedule=True, progress=False)
+a = train(longer(one_config), run_dir=root + "/four", **again)
+b = train(longer(config), run_dir=root + "/one", **again)
 assert len(a.carry.states.board.sharding.device_set) == 1, "the 4-device run resumed on 1"
 assert len(b.carry.states.board.sharding.device_set) == 4, "the 1-device run resumed on 4"
 assert int(a.carry.games) == int(b.carry.games) >= 900

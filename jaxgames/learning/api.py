@@ -86,6 +86,9 @@ class LearnerDef:
         action_scores: `action_scores(game, model, config, params, state) -> float32[A]`:
             what the greedy mover maximises for every action of one state (unbatched).
         check: `check(game, config)` raises ValueError when the learner cannot play the game.
+        per_game: the carry's fields whose arrays have the B games on their leading axis:
+            data-parallel training splits them over the devices by game and replicates the
+            rest (`jaxgames.parallel`). Naming too few only costs speed, never correctness.
     """
 
     config_type: type[AlgorithmConfig]
@@ -94,6 +97,7 @@ class LearnerDef:
     make_step: Callable[[Game, ValueModel, Any, int], Callable]
     action_scores: Callable[[Game, ValueModel, Any, Params, State], Array]
     check: Callable[[Game, Any], None] = lambda game, config: None
+    per_game: tuple[str, ...] = ("states",)
 
 
 LEARNERS: dict[str, LearnerDef] = {}

@@ -152,12 +152,8 @@ class Carry(NamedTuple):
 
     Invariant: `features[i] == model.features(states[i])` for every game slot i (kept by the
     step's refresh phase, which is cheaper than recomputing it: the chosen afterstate's
-    features are known, and a restarted slot takes the start position's). `PER_GAME` names
-    the fields with the games on their leading axis (split over the devices of data-parallel
-    training, `jaxgames.parallel`).
+    features are known, and a restarted slot takes the start position's).
     """
-
-    PER_GAME = ("states", "features", "memory")
 
     states: State
     features: Array
@@ -701,4 +697,5 @@ LEARNER = LearnerDef(
     init_carry=init_carry,
     make_step=make_step,
     action_scores=action_scores,
+    per_game=("states", "features", "memory"),
 )

@@ -296,4 +296,5 @@ LEARNER = LearnerDef(
     make_step=make_step,
     action_scores=action_scores,
     check=check,
+    per_game=("states",),  # the replay buffer is shared by all games: replicated
 )
