@@ -563,6 +563,13 @@ def _train(
             devices = parallel.divisor_devices(config.train.batch_size, config.train.devices)
             if len(devices) > 1:
                 mesh = parallel.MeshChunk(learner, shapes, devices)
+                if progress:
+                    b = config.train.batch_size
+                    print(
+                        f"the {b:,} games split over {len(devices)} {devices[0].platform} "
+                        f"devices, {b // len(devices):,} each (train.devices)",
+                        file=sys.stderr,
+                    )
         chunk = (mesh or learner.chunk).lower(shapes).compile()
         compile_time = time.perf_counter() - tick
         on_cpu = devices[0].platform == "cpu"

@@ -32,7 +32,10 @@ def seeds_config(games=600, seeds=2, seed=5, preset="tictactoe-td-farl", **train
 
 
 def single(config, seed):
-    return dataclasses.replace(config, train=dataclasses.replace(config.train, seed=seed, seeds=1))
+    """The run of one of the seeds alone, on one device (with several, a run of one seed
+    would split its games over them)."""
+    t = dataclasses.replace(config.train, seed=seed, seeds=1, devices=1)
+    return dataclasses.replace(config, train=t)
 
 
 def assert_same(a, b):
