@@ -185,7 +185,7 @@ def check_config(config: Config) -> None:
         problems.append(f"train.games={t.games}: expected >= 1")
     if not 0 <= t.seed < 2**32:
         problems.append(f"train.seed={t.seed}: expected an integer in [0, 2^32)")
-    if not 1 <= t.seeds <= MAX_SEEDS or t.seed + t.seeds > 2**32:
+    if not 1 <= t.seeds <= MAX_SEEDS or (0 <= t.seed < 2**32 and t.seed + t.seeds > 2**32):
         problems.append(
             f"train.seeds={t.seeds}: expected 1 to {MAX_SEEDS} agents whose seeds "
             f"train.seed .. train.seed + seeds - 1 stay below 2^32"

@@ -41,6 +41,7 @@ class Case:
         code: the exit status it must give.
         setup: prepares `{run}` / `{dir}` before the command (the copy may be damaged here).
         unchanged: the run's files must be byte for byte the same afterwards.
+        no_folder: the command, refused, must not have created its `--run-dir`.
     """
 
     group: str
@@ -50,6 +51,7 @@ class Case:
     code: int = 2
     setup: Callable[[pathlib.Path, pathlib.Path], None] | None = None
     unchanged: bool = True
+    no_folder: bool = False
 
 
 def _meta_file(run: pathlib.Path) -> pathlib.Path:
@@ -164,6 +166,13 @@ CASES = [
             "bad.yaml",
             "game: {name: tictactoe}\napproximator: {kind: tabular}\nalgorithm: {lambd: 0.5}\n",
         ),
+    ),
+    Case(
+        _CFG,
+        "`--algorithm.sub-batch 100` at B = 256",
+        ("train", "connect4-td-farl", "--run-dir", "{dir}/sub", "--algorithm.sub-batch", "100"),
+        r"sub_batch=100 does not divide batch_size=256: expected a divisor of the batch",
+        no_folder=True,
     ),
     Case(
         _CFG,
@@ -488,12 +497,19 @@ CASES = [
         "a batch that needs terabytes",
         ("train", "connect4-td-farl", "--run-dir", "{dir}/big", "--train.batch-size", "4000000"),
         r"needs [\d,.]+ GB for the training step",
+        no_folder=True,
     ),
     Case(
         "One line, never a traceback",
         "`eval --games` in the billions",
         ("eval", "{run}", "--opponent", "random", "--games", "3000000000"),
         r"expected at most 1,000,000 games",
+    ),
+    Case(
+        "One line, never a traceback",
+        "`--resume --train.devices 64` on a machine with fewer devices",
+        ("train", "tictactoe-td-farl", "--run-dir", "{run}", "--resume", "--train.devices", "64"),
+        r"train.devices=64: only \d+ device\(s\) visible .*expected at most",
     ),
     # validation that wastes no run
     Case(
@@ -691,7 +707,8 @@ def write_doc(path: pathlib.Path) -> None:
                 handle.close()
             _HELD.clear()
             shown = message(text).replace(tmp, "...").replace("|", "\\|")
-            rows.setdefault(case.group, []).append(f"| {case.what} | {code} | `{shown}` |")
+            note = " (no run folder is written)" if case.no_folder else ""
+            rows.setdefault(case.group, []).append(f"| {case.what} | {code} | `{shown}`{note} |")
     lines = [
         "# Bad input and failures: what was tried, what each gives",
         "",
@@ -700,7 +717,8 @@ def write_doc(path: pathlib.Path) -> None:
         "folder beside a small trained TicTacToe run (`run`), which some cases damage first as",
         "their row says. tests/test_reliability.py runs the same cases and checks each: its exit",
         "status, one line without a traceback (the typed parser of `train` draws a box), and",
-        "that no file of the run changed where nothing should. An error that is a bug of",
+        "that no file of the run changed where nothing should (and that a refused new run",
+        "wrote no folder, where its row says so). An error that is a bug of",
         "jaxgames prints one line too (status 1); JAXGAMES_DEBUG=1 shows its traceback. The",
         "guarantees of the earlier checks hold as well: SIGKILL at any moment resumes bit for",
         "bit, a full disk keeps the previous checkpoint, damaged array files give an error that",

@@ -49,6 +49,9 @@ def test_a_bad_input_gives_its_one_line_and_changes_nothing(case, base, tmp_path
     if case.unchanged or case.code == 2:
         after = cases.digest(run)
         assert after == before, "a failing command changed the run's files"
+    if case.no_folder:  # refused before it began: no run folder
+        target = case.argv[case.argv.index("--run-dir") + 1].format(dir=tmp_path)
+        assert not pathlib.Path(target).exists(), target
 
 
 def test_the_catch_all_prints_one_line_for_a_bug_and_the_traceback_on_request(monkeypatch, capsys):
