@@ -252,6 +252,13 @@ def cmd_eval(argv: list[str]) -> int:
     )
     parser.add_argument("--seed", type=_seed, default=0)
     parser.add_argument(
+        "--devices",
+        type=_devices,
+        default=0,
+        help="split the games over this many of the visible devices (0, the default: all of "
+        "them, as many as divide the number of games)",
+    )
+    parser.add_argument(
         "--record",
         type=pathlib.Path,
         metavar="DIR",
@@ -322,6 +329,7 @@ def _evaluate(path: pathlib.Path, args, opponents: dict) -> dict:
         seats=args.seats,
         openings=openings,
         record_moves=values is not None or args.record is not None,
+        devices=args.devices,
     )
     if args.record is not None:
         _record_games(agent.game, result, args.record / pathlib.Path(path).name, args.opponent)
@@ -502,6 +510,13 @@ def _seed(text: str) -> int:
     value = int(text)
     if not 0 <= value < 2**32:
         raise argparse.ArgumentTypeError(f"expected a seed in [0, 2^32), got {text}")
+    return value
+
+
+def _devices(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a count >= 0 (0 = all devices), got {text}")
     return value
 
 

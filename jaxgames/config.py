@@ -112,6 +112,10 @@ class EvalConfig:
     accelerator and the opponent is a host search (the perfect Connect Four player takes
     1.5-2 minutes per 200 games); on a small CPU it competes with training for the cores.
     The evaluation at the end of the run waits for the ones still running.
+
+    devices: split the evaluation's games over this many of the visible devices (0 = all of
+    them, as many as divide the number of games; 1 = the first device only), as
+    `evaluation.arena(..., devices=)` does.
     """
 
     opponent: str = "perfect"
@@ -120,6 +124,7 @@ class EvalConfig:
     every: int = 0
     openings: int = 0
     background: bool = False
+    devices: int = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -220,6 +225,10 @@ def check_config(config: Config) -> None:
         problems.append(f"train.average_every={t.average_every}: expected >= 0 (0 = automatic)")
     if config.eval.games < 1:
         problems.append(f"eval.games={config.eval.games}: expected >= 1")
+    if config.eval.devices < 0:
+        problems.append(
+            f"eval.devices={config.eval.devices}: expected >= 0 (0 = every visible device)"
+        )
     if config.eval.every < 0:
         problems.append(f"eval.every={config.eval.every}: expected >= 0")
     if game is not None and config.algorithm.kind in LEARNERS:

@@ -18,7 +18,9 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.sharding import NamedSharding, PartitionSpec
 
+from jaxgames import parallel
 from jaxgames.core import Game, State
 from jaxgames.policies import ParamPolicy, Policy, as_param_policy
 
@@ -259,6 +261,7 @@ def arena(
     openings: Sequence[Sequence[int]] | None = None,
     max_moves: int = 1_000_000,
     record_moves: bool = False,
+    devices: int = 1,
 ) -> ArenaResult:
     """Plays `agent` against `opponents` in every seat.
 
@@ -275,6 +278,12 @@ def arena(
         max_moves: safety bound on game length.
         record_moves: also return every game's moves (plays move by move from the host,
             slower; the games are the same as without).
+        devices: split the games over this many of the visible devices (0: all of them; the
+            most, up to that, whose number divides the number of games), the policies'
+            parameters on every one (`jaxgames.parallel`). Random moves and chance are the
+            same as on one device; a policy's values may differ in the last bit (XLA orders a
+            sum by the shapes it compiles for), which can break a tie between equal moves
+            the other way.
 
     Returns:
         ArenaResult with the overall result, one per agent seat, and the agent's score and
@@ -315,7 +324,17 @@ def arena(
             game, fns, params, assign, start, key, max_moves, game_openings
         )
     else:
-        rewards, done, boards = _play(game, fns, params, assign, start, key, max_moves)
+        on = parallel.divisor_devices(len(plan_of_game), devices, "devices") if devices != 1 else []
+        if len(on) > 1:  # the games split over a mesh, the parameters replicated
+            mesh = parallel.make_mesh(on)
+            split = NamedSharding(mesh, PartitionSpec(parallel.AXIS))
+            whole = NamedSharding(mesh, PartitionSpec())
+            assign, start = jax.device_put((assign, start), split)
+            params, key = jax.device_put((params, key), whole)
+            with jax.set_mesh(mesh):
+                rewards, done, boards = _play(game, fns, params, assign, start, key, max_moves)
+        else:
+            rewards, done, boards = _play(game, fns, params, assign, start, key, max_moves)
     rewards, done, seats_of = np.asarray(rewards), np.asarray(done), np.asarray(assign)
     if not done.all():
         raise RuntimeError(f"{int((~done).sum())} games did not end within {max_moves} moves")

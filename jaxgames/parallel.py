@@ -37,13 +37,13 @@ from jax.sharding import PartitionSpec as P
 AXIS = "games"
 
 
-def divisor_devices(count: int, devices: int) -> list:
-    """The first of the visible devices to split `count` things over (`train.devices`; 0:
-    every visible device): the most of them whose number divides `count`."""
+def divisor_devices(count: int, devices: int, setting: str = "train.devices") -> list:
+    """The first of the visible devices to split `count` things over (`devices`, the value
+    of `setting`; 0: every visible device): the most of them whose number divides `count`."""
     visible = jax.devices()
     if devices > len(visible):
         raise ValueError(
-            f"train.devices={devices}: only {len(visible)} device(s) visible "
+            f"{setting}={devices}: only {len(visible)} device(s) visible "
             f"({visible[0].platform}); expected at most {len(visible)} (0 = all)"
         )
     most = min(devices or len(visible), count)

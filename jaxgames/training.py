@@ -97,6 +97,7 @@ def evaluate(learner: Learner, params: Params, key: PRNGKey) -> evaluation.Arena
         key,
         seats=ev.seats,
         openings=openings,
+        devices=ev.devices,
     )
 
 

@@ -5,9 +5,9 @@ The multi-device checks run in a subprocess with 4 forced CPU devices
 sides play the same games, whatever the last bits of their values), every learner and
 approximator kind, chunk after chunk, plays the same games and learns the same parameters to
 float32 rounding on 4 devices as on 1; the values of moves agree to rounding, and each
-device's equal bit for bit those of one device compiled for its share of the games; whole
-runs through `train` agree, and checkpoints of a 4-device run resume on 1 device and the
-reverse.
+device's equal bit for bit those of one device compiled for its share of the games; the
+arena's games split over the devices are the same games; whole runs through `train` agree,
+and checkpoints of a 4-device run resume on 1 device and the reverse.
 """
 
 from __future__ import annotations
@@ -105,6 +105,29 @@ alone = scores(carry.params, jax.tree.map(quarter, carry.states), quarter(carry.
 np.testing.assert_array_equal(np.asarray(alone), on_four[16:32])
 print("values agree")
 
+# the arena's games split over the devices: random moves, chance and an exact player's
+# choices are the same games as on one device
+from jaxgames import make
+from jaxgames.evaluation import arena
+from jaxgames.opponents import make_opponent
+for name in ("tictactoe", "2048"):
+    game = make(name)
+    agent = make_opponent("random", game)
+    other = make_opponent("perfect" if name == "tictactoe" else "random", game)
+    others = [] if game.num_players == 1 else other
+    plays = [arena(game, agent, others, 64, jax.random.key(4), devices=d) for d in (1, 4, 0)]
+    for p in plays[1:]:
+        np.testing.assert_array_equal(p.scores, plays[0].scores, err_msg=name)
+        np.testing.assert_array_equal(p.final_boards, plays[0].final_boards, err_msg=name)
+        assert p.overall == plays[0].overall, name
+try:
+    arena(game, agent, [], 8, jax.random.key(0), devices=5)
+except ValueError as e:
+    assert "devices=5: only 4 device(s) visible" in str(e), e
+else:
+    raise AssertionError("devices=5 of 4 accepted")
+print("arenas agree")
+
 # whole runs: 4 devices against 1, checkpoints resumed across device counts
 root = sys.argv[1]
 config = small("tictactoe-td-farl", 64, 0, games=300, checkpoint_every=150)
@@ -138,7 +161,8 @@ def _four_devices(folder, cases: str) -> str:
         env=env, cwd=REPO, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-4000:]
-    assert "values agree" in out.stdout and "runs agree" in out.stdout, out.stdout
+    for part in ("values agree", "arenas agree", "runs agree"):
+        assert part in out.stdout, out.stdout
     return out.stdout
 
 
@@ -155,6 +179,18 @@ def test_more_devices_than_visible_is_refused():
     with pytest.raises(ValueError, match=r"train.devices=9: only 1 device\(s\) visible"):
         parallel.divisor_devices(64, 9)
     assert parallel.divisor_devices(64, 0) == jax.devices()[:1]
+    from jaxgames import make
+    from jaxgames.evaluation import arena
+    from jaxgames.opponents import make_opponent
+
+    game = make("tictactoe")
+    rand = make_opponent("random", game)
+    with pytest.raises(ValueError, match=r"^devices=2: only 1 device\(s\) visible"):
+        arena(game, rand, rand, 4, jax.random.key(0), devices=2)
+    from jaxgames import cli
+
+    with pytest.raises(SystemExit):
+        cli.main(["eval", "runs/none", "--devices", "-1"])
 
 
 def test_off_a_mesh_the_update_is_the_models_own():
