@@ -11,17 +11,19 @@ chance it sees on one device.
 What needs communication is the update. A value model's `update(params, scratch, hits,
 alpha)` receives the update rows of all B games: `gathered` wraps it so that, on a mesh, the
 rows are first made whole on every device (one all-gather of M rows per update, in game
-order, a few hundred kilobytes at most) and every device then applies the same sparse
-scatter-add to its own copy of the parameters: the copies never drift apart, and no
-parameter-sized array is ever sent. The alternative, n-tuple tables split by weight ranges
+order: about 800 bytes per game for Connect Four TD-FARL) and every device then applies the
+same sparse scatter-add to its own copy of the parameters: the copies never drift apart, and
+no parameter-sized array is ever sent. The alternative, n-tuple tables split by weight ranges
 over the devices (each device updates its own part, the per-board sums combined by an
 all-reduce), was measured against it (benchmarks/devices.py, docs/benchmarks.md): no faster
 here, and it changes the checkpoint's table shapes, so it was not adopted.
 
-Results agree with one device's to float32 rounding, not bit for bit: the partitioned
-program fuses some arithmetic differently (a few update rows' signals differ in the last
-bit), and over a long run a last-bit difference can break a tie between equally valued
-moves the other way, after which the two runs play different games.
+Results agree with one device's to float32 rounding, not bit for bit: XLA:CPU orders a
+reduction (a board's sum of n-tuple weights) by the shapes it compiles for, so a device's
+program for B / D games values a position a last bit differently from a program for B games
+(one device compiled for B / D games gives the mesh's values bit for bit). Over a long run a
+last-bit difference can break a tie between equally valued moves the other way, after which
+the two runs play different games.
 """
 
 from __future__ import annotations
