@@ -18,6 +18,10 @@ over the devices (each device updates its own part, the per-board sums combined 
 all-reduce), was measured against it (benchmarks/devices.py, docs/benchmarks.md): no faster
 here, and it changes the checkpoint's table shapes, so it was not adopted.
 
+With several processes (`jax.distributed`), a mesh over `jax.devices()` spans them all:
+`MeshChunk.place` builds the carry's global arrays from the whole carry that every process
+holds, each putting its own devices' part (`global_array`).
+
 Results agree with one device's to float32 rounding, not bit for bit: XLA:CPU orders a
 reduction (a board's sum of n-tuple weights) by the shapes it compiles for, so a device's
 program for B / D games values a position a last bit differently from a program for B games
@@ -33,6 +37,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.sharding import NamedSharding
 from jax.sharding import PartitionSpec as P
 
@@ -103,7 +108,11 @@ class MeshChunk:
         )  # fmt: skip
 
     def place(self, carry: Any) -> Any:
-        """A copy of the carry on the mesh (the chunk donates it; the original stays)."""
+        """A copy of the carry on the mesh (the chunk donates it; the original stays). With
+        several processes (`jax.distributed`), each holds the same whole carry and puts its
+        own devices' parts of it."""
+        if jax.process_count() > 1:
+            return jax.tree.map(global_array, carry, self.shardings)
         # device_put may keep a buffer already on a device of the mesh: copy it first
         return jax.device_put(jax.tree.map(jnp.copy, carry), self.shardings)
 
@@ -114,6 +123,20 @@ class MeshChunk:
     def lower(self, carry: Any):
         with jax.set_mesh(self.mesh):
             return self._jitted.lower(carry)
+
+
+def global_array(x: Any, sharding: NamedSharding) -> jax.Array:
+    """An array over a mesh that spans several processes, from the whole value that every
+    process holds (each puts the parts of its own devices)."""
+    if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
+        impl = jax.random.key_impl(x)
+        data = np.asarray(jax.random.key_data(x))
+        spec = P(*sharding.spec, *([None] * (data.ndim - x.ndim)))
+        whole = NamedSharding(sharding.mesh, spec)
+        raw = jax.make_array_from_callback(data.shape, whole, lambda index: data[index])
+        return jax.random.wrap_key_data(raw, impl=impl)
+    value = np.asarray(x)
+    return jax.make_array_from_callback(value.shape, sharding, lambda index: value[index])
 
 
 def first_device(tree: Any) -> Any:

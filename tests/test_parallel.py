@@ -175,6 +175,75 @@ def test_a_game_with_chance_learns_the_same_on_four_devices(tmp_path):
     assert "chunks agree: 2048-td" in _four_devices(tmp_path, "all")
 
 
+TWO_PROCESSES = r"""
+import dataclasses, json, sys
+import jax
+
+process, port, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+jax.config.update("jax_cpu_collectives_implementation", "gloo")
+jax.distributed.initialize(f"localhost:{port}", num_processes=2, process_id=process)
+import numpy as np
+from jaxgames import parallel, presets
+from jaxgames.builders import make_learner
+from jaxgames.learning.schedules import Schedule
+
+assert jax.device_count() == 4 and jax.local_device_count() == 2, jax.devices()
+config = presets.load("tictactoe-td-farl")
+config = dataclasses.replace(
+    config,
+    train=dataclasses.replace(config.train, batch_size=64, chunk_steps=4),
+    algorithm=dataclasses.replace(config.algorithm, epsilon=Schedule("constant", 1.0)),
+)
+learner = make_learner(config)
+carry = learner.init(jax.random.key(0))
+mesh = parallel.MeshChunk(learner, carry, jax.devices())
+placed = mesh.place(carry)  # every process holds the whole carry and puts its devices' part
+assert not placed.states.board.is_fully_addressable
+for _ in range(4):
+    placed, metrics = mesh(placed)
+one = carry
+for _ in range(4):  # the same chunks on this process's first device alone
+    one, _ = learner.chunk(one)
+w = np.asarray(placed.params["w"])  # replicated: every process holds all of it
+np.testing.assert_allclose(w, np.asarray(one.params["w"]), rtol=1e-5, atol=1e-6)
+assert int(placed.games) == int(one.games) > 0 and int(placed.moves) == int(one.moves)
+with open(out, "w") as f:
+    json.dump({"games": int(placed.games), "w": float(w.sum())}, f)
+"""
+
+
+def test_two_processes_train_one_agent_as_one_process_does(tmp_path):
+    """2 processes on localhost (jax.distributed, gloo collectives), 2 forced CPU devices each:
+    one mesh of 4 devices over both, the games split over all 4, the same games and the same
+    parameters (to float32 rounding) as one process alone."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    env["PYTHONPATH"] = str(REPO)
+    outs = [tmp_path / f"p{i}.json" for i in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", TWO_PROCESSES, str(i), str(port), str(outs[i])],
+            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        for i in range(2)
+    ]
+    try:
+        results = [p.communicate(timeout=300) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    for p, (_, err) in zip(procs, results, strict=True):
+        assert p.returncode == 0, err[-3000:]
+    import json
+
+    first, second = (json.loads(o.read_text()) for o in outs)
+    assert first == second and first["games"] > 0
+
+
 def test_more_devices_than_visible_is_refused():
     with pytest.raises(ValueError, match=r"train.devices=9: only 1 device\(s\) visible"):
         parallel.divisor_devices(64, 9)
