@@ -224,11 +224,14 @@ def test_two_processes_train_one_agent_as_one_process_does(tmp_path):
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
     env["PYTHONPATH"] = str(REPO)
     outs = [tmp_path / f"p{i}.json" for i in range(2)]
+    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", TWO_PROCESSES, str(i), str(port), str(outs[i])],
-            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
+            env=env,
+            cwd=REPO,
+            **pipes,
+        )
         for i in range(2)
     ]
     try:
