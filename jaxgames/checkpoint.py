@@ -427,7 +427,7 @@ def _restore_state(
     _check_arrays(run_dir, step, abstract, saved)
     # onto the first device, however the saving run split its arrays over devices (orbax
     # otherwise restores a saved sharding, which names devices this process may not have)
-    one = jax.sharding.SingleDeviceSharding(jax.devices()[0])
+    one = jax.sharding.SingleDeviceSharding(jax.local_devices()[0])
     abstract = {
         k: jax.ShapeDtypeStruct(v.shape, v.dtype, sharding=getattr(v, "sharding", None) or one)
         for k, v in abstract.items()

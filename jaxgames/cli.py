@@ -1,11 +1,11 @@
 """The `jaxgames` command (also `python -m jaxgames`).
 
     jaxgames train [CONFIG] [--run-dir DIR] [--resume [--new-schedule]] [--no-progress]
-                   [--deterministic]
-                   [--section.key VALUE ...]
+                   [--deterministic] [--distributed [--coordinator HOST:PORT
+                   --num-processes N --process-id I]] [--section.key VALUE ...]
     jaxgames eval PATH [PATH ...] --opponent NAME [--games N] [--seats all|first|second]
                        [--openings K] [--epsilon E] [--mistakes N] [--weights average|last]
-                       [--seed S] [--record DIR] [--json]
+                       [--seed S] [--devices D] [--record DIR] [--json]
     jaxgames play PATH [--seat first|second] [--seed S]
     jaxgames inspect PATH [--moves 3,3,4] [--svg FILE]
     jaxgames presets
@@ -75,11 +75,19 @@ def cmd_train(argv: list[str]) -> int:
     front.add_argument("--no-progress", action="store_true")
     front.add_argument("--new-schedule", action="store_true")
     front.add_argument("--deterministic", action="store_true")
+    front.add_argument("--distributed", action="store_true")
+    front.add_argument("--coordinator")
+    front.add_argument("--num-processes", type=int)
+    front.add_argument("--process-id", type=int)
     front.add_argument("--approximator.kind", dest="approximator_kind")
     front.add_argument("--algorithm.kind", dest="algorithm_kind")
     flags, overrides = front.parse_known_args(rest)
     if flags.deterministic:
         deterministic_xla()
+    if flags.distributed:
+        start_distributed(flags.coordinator, flags.num_processes, flags.process_id)
+    elif any(v is not None for v in (flags.coordinator, flags.num_processes, flags.process_id)):
+        raise UsageError("--coordinator, --num-processes and --process-id need --distributed")
     path = presets.path(name)
     base = load_config(path)
     # a kind of another settings type is switched to first, so that its own settings follow
@@ -107,6 +115,8 @@ def cmd_train(argv: list[str]) -> int:
     if config.train.seeds > 1:
         return _train_seeds(config, how, name)
     result = train(config, **how)
+    if flags.distributed and _process_index() != 0:
+        return 0  # process 0 reports
     final = result.history[-1] if result.history else None
     games = int(result.carry.games)
     if result.already_complete:
@@ -181,6 +191,34 @@ def _seed_folders(paths: list[pathlib.Path]) -> list[pathlib.Path]:
 
 
 DETERMINISTIC_FLAG = "--xla_gpu_deterministic_ops=true"
+
+
+def _process_index() -> int:
+    import jax
+
+    return jax.process_index()
+
+
+def start_distributed(coordinator: str | None, processes: int | None, process: int | None):
+    """Joins this process to a multi-process run (`jax.distributed.initialize`): the
+    coordinator's HOST:PORT, the number of processes and this one's index, each read from
+    the environment where Slurm or Open MPI set them when not given. CPUs communicate
+    through gloo."""
+    import jax
+
+    given = [v for v in (coordinator, processes, process) if v is not None]
+    if given and len(given) < 3:
+        raise UsageError(
+            "--distributed: give all of --coordinator HOST:PORT, --num-processes N and "
+            "--process-id I, or none of them (read from Slurm's or Open MPI's environment)"
+        )
+    if processes is not None and not 0 <= process < processes:  # type: ignore[operator]
+        raise UsageError(f"--process-id {process}: expected 0 to {processes - 1}")
+    jax.config.update("jax_cpu_collectives_implementation", "gloo")
+    try:
+        jax.distributed.initialize(coordinator, processes, process)
+    except (RuntimeError, ValueError) as e:
+        raise UsageError(f"--distributed: {str(e).splitlines()[0][:300]}") from None
 
 
 def deterministic_xla() -> None:

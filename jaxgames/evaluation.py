@@ -324,7 +324,8 @@ def arena(
             game, fns, params, assign, start, key, max_moves, game_openings
         )
     else:
-        on = parallel.divisor_devices(len(plan_of_game), devices, "devices") if devices != 1 else []
+        games = len(plan_of_game)  # with several processes each plays them all on its own
+        on = parallel.divisor_devices(games, devices, "devices", local=True) if devices != 1 else []
         if len(on) > 1:  # the games split over a mesh, the parameters replicated
             mesh = parallel.make_mesh(on)
             split = NamedSharding(mesh, PartitionSpec(parallel.AXIS))

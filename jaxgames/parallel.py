@@ -18,7 +18,8 @@ over the devices (each device updates its own part, the per-board sums combined 
 all-reduce), was measured against it (benchmarks/devices.py, docs/benchmarks.md): no faster
 here, and it changes the checkpoint's table shapes, so it was not adopted.
 
-With several processes (`jax.distributed`), a mesh over `jax.devices()` spans them all:
+With several processes (`jax.distributed`, `jaxgames train --distributed`), a mesh over
+`jax.devices()` spans them all:
 `MeshChunk.place` builds the carry's global arrays from the whole carry that every process
 holds, each putting its own devices' part (`global_array`).
 
@@ -44,10 +45,14 @@ from jax.sharding import PartitionSpec as P
 AXIS = "games"
 
 
-def divisor_devices(count: int, devices: int, setting: str = "train.devices") -> list:
+def divisor_devices(
+    count: int, devices: int, setting: str = "train.devices", local: bool = False
+) -> list:
     """The first of the visible devices to split `count` things over (`devices`, the value
-    of `setting`; 0: every visible device): the most of them whose number divides `count`."""
-    visible = jax.devices()
+    of `setting`; 0: every visible device): the most of them whose number divides `count`.
+    With several processes the visible devices are all processes' (this process's alone
+    with `local`)."""
+    visible = jax.local_devices() if local else jax.devices()
     if devices > len(visible):
         raise ValueError(
             f"{setting}={devices}: only {len(visible)} device(s) visible "
@@ -140,9 +145,10 @@ def global_array(x: Any, sharding: NamedSharding) -> jax.Array:
 
 
 def first_device(tree: Any) -> Any:
-    """The arrays of a tree on one device (a copy of a replicated tree's first replica)."""
-    device = jax.devices()[0]
-    return jax.block_until_ready(jax.tree.map(lambda x: jax.device_put(x, device), tree))
+    """A replicated tree's arrays on this process's first device (a copy of its replica)."""
+    device = jax.local_devices()[0]
+    copy = lambda x: jax.device_put(x.addressable_data(0), device)
+    return jax.block_until_ready(jax.tree.map(copy, tree))
 
 
 __all__ = [

@@ -9,6 +9,7 @@ writes metrics records, evaluates, saves checkpoints and updates the progress ba
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import json
 import os
@@ -327,7 +328,7 @@ def _check_memory(learner: Learner, compiled: Any, copies: int = 1) -> None:
     need = (
         stats.argument_size_in_bytes + stats.output_size_in_bytes - stats.alias_size_in_bytes
     ) * copies + stats.temp_size_in_bytes
-    device = jax.devices()[0]
+    device = jax.local_devices()[0]
     limit = (device.memory_stats() or {}).get("bytes_limit") if device.platform != "cpu" else None
     have = limit or 0.8 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     if need > have:
@@ -445,7 +446,9 @@ def _train_many(
         dirs = [run_dir]
     else:
         dirs = [run_dir / f"seed-{c.train.seed}" for c in configs]
-    with runlog.exclusive(run_dir):  # one training per run folder
+    # one training per run folder (held by process 0 of a multi-process run)
+    lock = runlog.exclusive(run_dir) if jax.process_index() == 0 else contextlib.nullcontext()
+    with lock:
         if config.train.seeds > 1:
             _check_seed_folders(run_dir, config, resume)
         return _train(config, configs, dirs, progress, on_eval, resume, new_schedule)
@@ -550,6 +553,16 @@ def _train(
     keys = [jax.random.split(jax.random.key(c.train.seed)) for c in configs]
     n = len(configs)
     several = n > 1
+    # several processes (jax.distributed) train one agent together; process 0 alone shows
+    # progress, writes records, evaluations and plots; all of them write the checkpoints
+    first_process = jax.process_index() == 0
+    if jax.process_count() > 1 and several:
+        raise TrainingError(
+            f"train.seeds={n} over {jax.process_count()} processes: several seeds train on "
+            "the devices of one machine; run one seed per multi-process run"
+        )
+    if not first_process:
+        progress, on_eval = False, None
     total = config.train.games
     # Ctrl-C from here on only asks to stop (a KeyboardInterrupt inside XLA's compiler crashes)
     with _StopFlag() as stop:
@@ -594,14 +607,19 @@ def _train(
                 )
                 for s in seeds
             ]
+        if jax.process_count() > 1:  # every process checked the folder before any writes
+            from jax.experimental import multihost_utils
+
+            multihost_utils.sync_global_devices("jaxgames: the run started")
         if several and run_dirs:  # every agent started: RUN/config.json, the whole run's
             run_dirs[0].parent.mkdir(parents=True, exist_ok=True)
             whole = json.dumps(to_dict(config), indent=2) + "\n"
             (run_dirs[0].parent / "config.json").write_text(whole)
         for s in seeds:
-            if s.run_dir is not None and resume:
+            if s.run_dir is not None and resume and first_process:
                 runlog.drop_records_after(s.run_dir / "metrics.jsonl", int(s.run.carry.games))
-            s.log = runlog.open_run(s.run_dir, s.config) if s.run_dir else runlog.Loggers()
+            writes = s.run_dir is not None and first_process
+            s.log = runlog.open_run(s.run_dir, s.config) if writes else runlog.Loggers()
             tagged = on_eval
             if several and on_eval is not None:
                 tagged = lambda e, on_eval=on_eval, seed=s.config.train.seed: on_eval(
@@ -668,7 +686,7 @@ def _train(
         if not interrupted:
             for s in seeds:
                 s.evals.now(s.eval_key_now())
-                if s.run_dir is not None and s.run.history:
+                if s.run_dir is not None and s.run.history and first_process:
                     from jaxgames import plots
 
                     plots.learning_curve(s.run_dir / "metrics.jsonl", s.run_dir / "curve.png")

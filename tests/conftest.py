@@ -55,6 +55,7 @@ _LONG_FIRST = (
     "tests/test_tutorial.py",
     "tests/test_benchmarks.py",
     "tests/test_parallel.py::test_every_learner_and_approximator",
+    "tests/test_parallel.py::test_train_distributed",
     "tests/test_seeds.py::test_seeds_spread_over_four_devices",
 )
 

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 import subprocess
 import sys
 
 import jax
+import numpy as np
 import pytest
 
 from jaxgames import parallel
@@ -175,76 +177,87 @@ def test_a_game_with_chance_learns_the_same_on_four_devices(tmp_path):
     assert "chunks agree: 2048-td" in _four_devices(tmp_path, "all")
 
 
-TWO_PROCESSES = r"""
-import dataclasses, json, sys
-import jax
-
-process, port, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-jax.config.update("jax_cpu_collectives_implementation", "gloo")
-jax.distributed.initialize(f"localhost:{port}", num_processes=2, process_id=process)
-import numpy as np
-from jaxgames import parallel, presets
-from jaxgames.builders import make_learner
-from jaxgames.learning.schedules import Schedule
-
-assert jax.device_count() == 4 and jax.local_device_count() == 2, jax.devices()
-config = presets.load("tictactoe-td-farl")
-config = dataclasses.replace(
-    config,
-    train=dataclasses.replace(config.train, batch_size=64, chunk_steps=4),
-    algorithm=dataclasses.replace(config.algorithm, epsilon=Schedule("constant", 1.0)),
-)
-learner = make_learner(config)
-carry = learner.init(jax.random.key(0))
-mesh = parallel.MeshChunk(learner, carry, jax.devices())
-placed = mesh.place(carry)  # every process holds the whole carry and puts its devices' part
-assert not placed.states.board.is_fully_addressable
-for _ in range(4):
-    placed, metrics = mesh(placed)
-one = carry
-for _ in range(4):  # the same chunks on this process's first device alone
-    one, _ = learner.chunk(one)
-w = np.asarray(placed.params["w"])  # replicated: every process holds all of it
-np.testing.assert_allclose(w, np.asarray(one.params["w"]), rtol=1e-5, atol=1e-6)
-assert int(placed.games) == int(one.games) > 0 and int(placed.moves) == int(one.moves)
-with open(out, "w") as f:
-    json.dump({"games": int(placed.games), "w": float(w.sum())}, f)
-"""
+SMALL_RUN = [
+    "tictactoe-td-farl",
+    "--train.games",
+    "300",
+    "--train.batch-size",
+    "64",
+    "--train.checkpoint-every",
+    "150",
+    "--algorithm.epsilon.start",
+    "1",
+    "--algorithm.epsilon.end",
+    "1",
+    "--eval.games",
+    "4",
+    "--eval.opponent",
+    "random",
+    "--eval.every",
+    "150",
+    "--no-progress",
+]  # fmt: skip  (every move random: the same games whatever the last bits of the values)
 
 
-def test_two_processes_train_one_agent_as_one_process_does(tmp_path):
-    """2 processes on localhost (jax.distributed, gloo collectives), 2 forced CPU devices each:
-    one mesh of 4 devices over both, the games split over all 4, the same games and the same
-    parameters (to float32 rounding) as one process alone."""
+def _free_port() -> int:
     import socket
 
     with socket.socket() as s:
         s.bind(("localhost", 0))
-        port = s.getsockname()[1]
+        return s.getsockname()[1]
+
+
+def test_train_distributed_over_two_processes_is_the_one_process_run(tmp_path, capsys):
+    """`jaxgames train --distributed` in 2 processes on localhost (2 forced CPU devices each,
+    gloo): process 0 alone writes the records and the plot, both write the checkpoints (orbax
+    across processes); the agent is the one a single process trains (to float32 rounding),
+    and its checkpoint resumes in a single process."""
+    import json
+
+    from jaxgames import checkpoint, cli
+    from jaxgames.builders import make_learner
+    from jaxgames.checkpoint import read_meta
+
+    port, run, alone = _free_port(), tmp_path / "two", tmp_path / "one"
     env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
     env["PYTHONPATH"] = str(REPO)
-    outs = [tmp_path / f"p{i}.json" for i in range(2)]
-    pipes = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, "text": True}
+    dist = ["--distributed", "--coordinator", f"localhost:{port}", "--num-processes", "2"]
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", TWO_PROCESSES, str(i), str(port), str(outs[i])],
-            env=env,
-            cwd=REPO,
-            **pipes,
+            [sys.executable, "-m", "jaxgames", "train", *SMALL_RUN, "--run-dir", str(run),
+             *dist, "--process-id", str(i)],
+            env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         for i in range(2)
-    ]
+    ]  # fmt: skip
     try:
-        results = [p.communicate(timeout=300) for p in procs]
+        outs = [p.communicate(timeout=240) for p in procs]
     finally:
         for p in procs:
             p.kill()
-    for p, (_, err) in zip(procs, results, strict=True):
+    for p, (_, err) in zip(procs, outs, strict=True):
         assert p.returncode == 0, err[-3000:]
-    import json
-
-    first, second = (json.loads(o.read_text()) for o in outs)
-    assert first == second and first["games"] > 0
+    assert "trained 303 games" in outs[0][0] and "trained" not in outs[1][0], outs  # process 0
+    assert cli.main(["train", *SMALL_RUN, "--run-dir", str(alone), "--train.devices", "1"]) == 0
+    records = [[json.loads(line) for line in (r / "metrics.jsonl").open()] for r in (run, alone)]
+    evals = [[(e["train_games"], e["games"]) for e in rs if e["kind"] == "eval"] for rs in records]
+    assert evals[0] == evals[1] and len(evals[0]) == 2, evals  # once each, not once a process
+    assert (run / "curve.png").exists()
+    config, _, _, step = read_meta(run)
+    template = make_learner(config, with_chunk=False).init(jax.random.key(0))
+    both = [checkpoint.restore(r, template)[0] for r in (run, alone)]
+    assert step == int(both[0].games) == int(both[1].games) == 303
+    np.testing.assert_array_equal(
+        np.asarray(both[0].states.board), np.asarray(both[1].states.board)
+    )
+    np.testing.assert_allclose(both[0].params["w"], both[1].params["w"], rtol=1e-5, atol=1e-6)
+    longer = ["--train.games", "450", "--resume", "--new-schedule"]
+    for r in (run, alone):  # the 2-process checkpoint goes on in one process, as the other
+        assert cli.main(["train", *SMALL_RUN, "--run-dir", str(r), *longer]) == 0
+    capsys.readouterr()
+    both = [checkpoint.restore(r, template)[0] for r in (run, alone)]
+    assert int(both[0].games) == int(both[1].games) >= 450
+    np.testing.assert_allclose(both[0].params["w"], both[1].params["w"], rtol=1e-5, atol=1e-6)
 
 
 def test_more_devices_than_visible_is_refused():
@@ -263,6 +276,24 @@ def test_more_devices_than_visible_is_refused():
 
     with pytest.raises(SystemExit):
         cli.main(["eval", "runs/none", "--devices", "-1"])
+
+
+def test_distributed_flags_are_checked_before_anything_starts(capsys, tmp_path):
+    from jaxgames import cli
+
+    run = ["train", "tictactoe-td-farl", "--run-dir", str(tmp_path / "r")]
+    cases = [
+        (["--coordinator", "localhost:1"], "need --distributed"),
+        (["--distributed", "--coordinator", "localhost:1"], "give all of --coordinator"),
+        (
+            ["--distributed", "--coordinator", "h:1", "--num-processes", "2", "--process-id", "2"],
+            r"--process-id 2: expected 0 to 1",
+        ),
+    ]
+    for flags, message in cases:
+        assert cli.main([*run, *flags]) == 2
+        assert re.search(message, capsys.readouterr().err), flags
+    assert not (tmp_path / "r").exists()
 
 
 def test_off_a_mesh_the_update_is_the_models_own():
