@@ -628,8 +628,7 @@ def _train(
             s.evals = _Evaluations(learner, s.run, s.log, tagged, config.eval.background)
             s.window = _window(s.run)
         if mesh is not None:  # B / D games on each device, the parameters on every one
-            chunk = mesh
-            seeds[0].run.carry = mesh.place(seeds[0].run.carry)
+            seeds[0].run.carry = mesh.place(seeds[0].run.carry)  # `chunk`: compiled for it
         elif len(devices) > 1:  # seed k on device k mod D; the jitted chunk compiles per device
             chunk = learner.chunk
             for k, s in enumerate(seeds):
