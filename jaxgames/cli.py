@@ -212,7 +212,7 @@ def start_distributed(coordinator: str | None, processes: int | None, process: i
             "--distributed: give all of --coordinator HOST:PORT, --num-processes N and "
             "--process-id I, or none of them (read from Slurm's or Open MPI's environment)"
         )
-    if processes is not None and not 0 <= process < processes:  # type: ignore[operator]
+    if processes is not None and process is not None and not 0 <= process < processes:
         raise UsageError(f"--process-id {process}: expected 0 to {processes - 1}")
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     try:

@@ -101,11 +101,20 @@ def gathered(update: Callable) -> Callable:
 
 class MeshChunk:
     """A learner's training chunk compiled for a mesh over `devices`: `chunk(carry) ->
-    (carry, metrics)` with the carry split as `carry_shardings` says, in and out (donated)."""
+    (carry, metrics)` with the carry split as `carry_shardings` says (or as `shardings`, a
+    function of the mesh and those shardings, changes them), in and out (donated)."""
 
-    def __init__(self, learner: Any, example_carry: Any, devices: list):
+    def __init__(
+        self,
+        learner: Any,
+        example_carry: Any,
+        devices: list,
+        shardings: Callable[[jax.sharding.Mesh, Any], Any] | None = None,
+    ):
         self.mesh = make_mesh(devices)
         self.shardings = carry_shardings(example_carry, self.mesh, learner.definition.per_game)
+        if shardings is not None:
+            self.shardings = shardings(self.mesh, self.shardings)
         raw = learner.chunk.__wrapped__
         self._jitted = jax.jit(
             raw, in_shardings=(self.shardings,), out_shardings=(self.shardings, None),
