@@ -1,6 +1,15 @@
-"""When a run's evaluations first reached a score: `python benchmarks/first_reached.py
-RUN/metrics.jsonl --points 0.985` prints every evaluation (games, training seconds, points: a
-draw worth half, as GBG reports) and the first at or above the target, or that none was."""
+"""When runs' evaluations first reached a score, in games, training time and wall time.
+
+    python benchmarks/first_reached.py RUN/metrics.jsonl [RUN2/metrics.jsonl ...] \
+        --points 0.985 [--plot curve.png]
+
+For each run it prints every evaluation (games, training seconds, wall seconds since the run
+began, compiling and evaluations included, where the records hold it; points: a draw worth
+half, as GBG reports) and the first at or above the target, or that none was. With several
+runs, the mean of the runs' points at each game count they share, and when that mean first
+reached the target. `--plot` draws points against wall time, one line per run, the target
+and each run's first crossing marked.
+"""
 
 from __future__ import annotations
 
@@ -10,34 +19,123 @@ import pathlib
 import sys
 
 
+def evaluations(metrics: pathlib.Path) -> list[dict]:
+    """The evaluation records of a run's metrics.jsonl, in game order."""
+    lines = metrics.read_text().splitlines()
+    evals = [r for r in map(json.loads, lines) if r.get("kind") == "eval"]
+    return sorted(evals, key=lambda r: r["train_games"])
+
+
+def first_at(evals: list[dict], points: float) -> dict | None:
+    """The first evaluation at or above `points`, or None."""
+    return next((r for r in evals if r["points"] >= points), None)
+
+
+def _wall(r: dict) -> str:
+    return f"{r['wall_seconds']:.0f}" if r.get("wall_seconds") is not None else "-"
+
+
+def report(metrics: pathlib.Path, points: float) -> list[dict]:
+    """Prints one run's evaluations and its first crossing; returns its evaluations."""
+    evals = evaluations(metrics)
+    print(f"{metrics}")
+    if not evals:
+        print("  no evaluation records")
+        return evals
+    print(f"{'games':>11}{'train s':>9}{'wall s':>8}{'points':>8}  W/D/L")
+    for r in evals:
+        print(
+            f"{r['train_games']:>11,}{r['train_seconds']:>9.0f}{_wall(r):>8}"
+            f"{r['points']:>8.3f}  {r['wins']}/{r['draws']}/{r['losses']}"
+        )
+    r = first_at(evals, points)
+    if r is None:
+        print(f"never reached {points} points against {evals[0]['opponent']}")
+    else:
+        print(
+            f"first at or above {points} points against {r['opponent']}: {r['points']:.3f} "
+            f"after {r['train_games']:,} games, {r['train_seconds']:.0f} s of training, "
+            f"{_wall(r)} s of wall time"
+        )
+    return evals
+
+
+def mean_over_runs(runs: list[list[dict]], points: float) -> None:
+    """Prints the runs' mean points at every game count that each run evaluated near (the
+    same eval.every: counts within one chunk of each other), and its first crossing."""
+    rows = min(len(e) for e in runs)
+    print(f"mean of {len(runs)} runs")
+    print(f"{'games':>11}{'wall s':>8}{'points':>8}  per run")
+    first = None
+    for i in range(rows):
+        at = [e[i] for e in runs]
+        mean = sum(r["points"] for r in at) / len(at)
+        walls = [r.get("wall_seconds") for r in at]
+        wall = max(walls) if None not in walls else None  # when the last run knew it
+        games = max(r["train_games"] for r in at)
+        per = " ".join(f"{r['points']:.3f}" for r in at)
+        shown = f"{wall:.0f}" if wall is not None else "-"
+        print(f"{games:>11,}{shown:>8}{mean:>8.3f}  {per}")
+        if first is None and mean >= points:
+            first = (games, wall, mean)
+    if first is None:
+        print(f"the mean never reached {points} points")
+    else:
+        games, wall, mean = first
+        shown = f"{wall:.0f} s" if wall is not None else "an unknown wall time"
+        print(f"the mean first at or above {points}: {mean:.3f} after {games:,} games, {shown}")
+
+
+def plot(runs: dict[str, list[dict]], points: float, out: pathlib.Path) -> None:
+    """Points against wall time, one line per run, the target and first crossings marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for name, evals in runs.items():
+        timed = [r for r in evals if r.get("wall_seconds") is not None]
+        if not timed:
+            raise ValueError(f"{name}: its records hold no wall_seconds to plot against")
+        minutes = [r["wall_seconds"] / 60 for r in timed]
+        (line,) = ax.plot(minutes, [r["points"] for r in timed], marker="o", label=name)
+        r = first_at(timed, points)
+        if r is not None:
+            ax.axvline(r["wall_seconds"] / 60, color=line.get_color(), linestyle=":")
+            ax.text(
+                r["wall_seconds"] / 60,
+                0.02,
+                f" {name}: {r['wall_seconds'] / 60:.1f} min",
+                transform=ax.get_xaxis_transform(),
+                color=line.get_color(),
+                rotation=90,
+                va="bottom",
+            )
+    ax.axhline(points, color="grey", linestyle="--", label=f"{points}")
+    ax.set_xlabel("wall time (minutes, evaluations included)")
+    ax.set_ylabel("points against the opponent (a draw is half)")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    print(f"wrote {out}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=sys.argv[0], description=__doc__.splitlines()[0])
-    parser.add_argument("metrics", type=pathlib.Path)
+    parser.add_argument("metrics", type=pathlib.Path, nargs="+")
     parser.add_argument("--points", type=float, required=True)
+    parser.add_argument("--plot", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
-    lines = args.metrics.read_text().splitlines()
-    evals = [r for r in map(json.loads, lines) if r.get("kind") == "eval"]
-    if not evals:
-        print(f"{args.metrics}: no evaluation records")
+    runs = {str(m.parent.name or m): report(m, args.points) for m in args.metrics}
+    if not all(runs.values()):
         return 1
-    print(f"{'games':>11}{'train s':>9}{'points':>8}  W/D/L")
-    first = None
-    for r in sorted(evals, key=lambda r: r["train_games"]):
-        points = r["points"]
-        print(
-            f"{r['train_games']:>11,}{r['train_seconds']:>9.0f}{points:>8.3f}  "
-            f"{r['wins']}/{r['draws']}/{r['losses']}"
-        )
-        if first is None and points >= args.points:
-            first = (r, points)
-    if first is None:
-        print(f"never reached {args.points} points against {evals[0]['opponent']}")
-        return 0
-    r, points = first
-    print(
-        f"first at or above {args.points} points against {r['opponent']}: {points:.3f} after "
-        f"{r['train_games']:,} games, {r['train_seconds']:.0f} s of training"
-    )
+    if len(runs) > 1:
+        mean_over_runs(list(runs.values()), args.points)
+    if args.plot is not None:
+        plot(runs, args.points, args.plot)
     return 0
 
 

@@ -111,6 +111,14 @@ class _Run:
     average_count: int = 0
     train_time: float = 0.0
     resumed_seconds: float = 0.0  # training time of the run before this session
+    resumed_wall: float = 0.0  # wall time of the run before this session
+    started: float = dataclasses.field(default_factory=time.perf_counter)
+
+    def wall(self) -> float:
+        """Seconds of wall time since the run began (earlier sessions included): compiling,
+        training, evaluations and checkpoints, all that a user waits for."""
+        return self.resumed_wall + time.perf_counter() - self.started
+
     history: list[dict] = dataclasses.field(default_factory=list)
     saved_step: int | None = None  # the game count of the checkpoint on disk that it equals
 
@@ -146,6 +154,7 @@ def _start(
     run.carry, meta = checkpoint.restore(run_dir, run.carry)
     run.saved_step = int(run.carry.games)
     run.train_time = run.resumed_seconds = float(meta.get("train_seconds", 0.0))
+    run.resumed_wall = float(meta.get("wall_seconds", run.train_time))
     if config.train.average_from is not None:  # else a saved mean is not read
         saved_average = checkpoint.restore_average(run_dir, run.carry.params)
         if saved_average is not None:
@@ -195,6 +204,7 @@ def _train_record(config: Config, run: _Run, window: dict, learner: Learner) -> 
         "train_games": games,
         "train_moves": moves,
         "train_seconds": round(run.train_time, 3),
+        "wall_seconds": round(run.wall(), 3),
         "games_per_s": round((games - window["games"]) / seconds, 1),
         "moves_per_s": round((moves - window["moves"]) / seconds, 1),
         "epsilon": float(learner.settings.epsilon(games)),
@@ -261,6 +271,8 @@ class _Evaluations:
         self.pending: list[concurrent.futures.Future] = []
 
     def _record(self, entry: dict) -> dict:
+        # when its result is known: after the evaluation, and after those before it
+        entry = {**entry, "wall_seconds": round(self.run.wall(), 3)}
         self.run.history.append(entry)
         self.log.write(entry)
         if self.on_eval:
@@ -311,7 +323,11 @@ def _save(run_dir: pathlib.Path | None, run: _Run, config: Config) -> None:
                     f"(lower algorithm.alpha, now {config.algorithm.alpha}); not saving it, "
                     "so the last checkpoint (if any) is from before the divergence"
                 )
-        meta = {"train_seconds": round(run.train_time, 3), "average_count": run.average_count}
+        meta = {
+            "train_seconds": round(run.train_time, 3),
+            "wall_seconds": round(run.wall(), 3),
+            "average_count": run.average_count,
+        }
         keep = config.train.keep_checkpoints
         checkpoint.save(run_dir, run.carry, config, meta, keep=keep, average=run.average)
         run.saved_step = games
@@ -593,6 +609,8 @@ def _train(
             _Seed(c, d, _start(learner, c, d, resume, new_schedule, k[0]), k[1])
             for c, d, k in zip(configs, dirs, keys, strict=True)
         ]
+        for s in seeds:  # the wall clock runs from the compilation on
+            s.run.started = tick
         if all(int(s.run.carry.games) >= total for s in seeds):  # resumed and complete
             return [
                 TrainResult(

@@ -31,3 +31,58 @@ def test_the_gpu_benchmark_runs_on_cpu_at_small_sizes(tmp_path):
     assert "first at or above 0.5 points against random" in text, text
     assert "wall time of the whole command" in text
     assert (tmp_path / "run" / "metrics.jsonl").exists()
+
+
+def _first_reached():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).parents[1] / "benchmarks" / "first_reached.py"
+    spec = importlib.util.spec_from_file_location("first_reached", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_first_reached_reports_each_run_the_mean_of_runs_and_plots_wall_time(tmp_path, capsys):
+    """`benchmarks/first_reached.py`: each run's first evaluation at the target (by points,
+    with its wall time), the first game count at which the runs' mean reached it (not the
+    first run to reach it), and a plot against wall time."""
+    import json
+
+    def run(name, points, walls):
+        folder = tmp_path / name
+        folder.mkdir()
+        rows = [{"kind": "train", "train_games": 50, "train_seconds": 1.0}]
+        rows += [
+            {
+                "kind": "eval",
+                "train_games": 100 * (i + 1),
+                "train_seconds": 10.0 * (i + 1),
+                "wall_seconds": w,
+                "points": p,
+                "wins": 1,
+                "draws": 0,
+                "losses": 0,
+                "opponent": "perfect",
+            }
+            for i, (p, w) in enumerate(zip(points, walls, strict=True))
+        ]
+        (folder / "metrics.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        return folder / "metrics.jsonl"
+
+    a = run("a", [0.5, 0.99, 0.98, 1.0], [15, 30, 45, 60])
+    b = run("b", [0.9, 0.97, 0.99, 0.99], [16, 31, 47, 62])
+    module = _first_reached()
+    assert (
+        module.main([str(a), str(b), "--points", "0.985", "--plot", str(tmp_path / "c.png")]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "0.990 after 200 games, 20 s of training, 30 s of wall time" in out  # run a
+    assert "0.990 after 300 games, 30 s of training, 47 s of wall time" in out  # run b
+    # the mean: 0.700, 0.980, 0.985 (at 300 games, known when the later run knew it: 47 s)
+    assert "the mean first at or above 0.985: 0.985 after 300 games, 47 s" in out
+    assert (tmp_path / "c.png").stat().st_size > 10_000
+    never = run("never", [0.5], [9])
+    assert module.main([str(never), "--points", "0.985"]) == 0
+    assert "never reached 0.985 points against perfect" in capsys.readouterr().out

@@ -328,6 +328,10 @@ def test_a_run_resumed_after_a_crash_records_each_game_count_once(tmp_path):
     for kind in ("train", "eval"):
         games = [r["train_games"] for r in records if r["kind"] == kind]
         assert games == sorted(set(games)), (kind, games)
+    # the wall clock (evaluations included) goes on from the checkpoint's, never backwards
+    walls = [r["wall_seconds"] for r in records]
+    assert walls == sorted(walls), walls
+    assert all(r["wall_seconds"] >= r["train_seconds"] for r in records), records
 
 
 def test_the_run_lock_of_a_killed_process_is_no_lock(tmp_path):

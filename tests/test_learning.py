@@ -88,7 +88,7 @@ def test_background_evaluations_record_what_the_foreground_ones_do(tmp_path):
         lines = (folder / "metrics.jsonl").read_text().splitlines()
         logged = [r for r in map(json.loads, lines) if r["kind"] == "eval"]
         assert logged == history
-        records[background] = [{**r, "train_seconds": None} for r in history]
+        records[background] = [{**r, "train_seconds": None, "wall_seconds": None} for r in history]
     counts = [r["train_games"] for r in records[True]]
     assert len(counts) == 3 and counts == sorted(counts) and counts[-1] >= 3000, counts
     assert records[True] == records[False]
@@ -122,7 +122,7 @@ def test_every_preset_loads_and_passes_its_checks(name):
 
 
 def test_the_140_tuple_connect_four_preset_extends_gbgs_tuples():
-    gbg, big = presets.load("connect4-td-farl"), presets.load("connect4-td-farl-140t")
+    gbg, big = presets.load("connect4-td-farl-gbg"), presets.load("connect4-td-farl-140t")
     spec = jaxgames.make("connect_four").board_spec
     tuples = ntuple.build_tuples(big.approximator, spec)
     assert len(tuples) == 140 and tuples[:70] == ntuple.build_tuples(gbg.approximator, spec)
