@@ -122,7 +122,7 @@ def test_every_preset_loads_and_passes_its_checks(name):
 
 
 def test_the_140_tuple_connect_four_preset_extends_gbgs_tuples():
-    gbg, big = presets.load("connect4-td-farl-gbg"), presets.load("connect4-td-farl-140t")
+    gbg, big = presets.load("connect4-td-farl"), presets.load("connect4-td-farl-140t")
     spec = jaxgames.make("connect_four").board_spec
     tuples = ntuple.build_tuples(big.approximator, spec)
     assert len(tuples) == 140 and tuples[:70] == ntuple.build_tuples(gbg.approximator, spec)
