@@ -10,6 +10,14 @@ value is 0, so the LUT gathers go; play becomes random tie-breaking, games get s
 it is compared per move), both, and the sub-batched update (`--sub-batch`). The share of a
 part is 1 - (time per move without it) / (time per move of the whole step). What remains with
 both out is the game step, the random numbers, feature bookkeeping and the driver.
+
+`--thunks N` adds XLA's own account of the whole step: the chunk runs under
+`jax.profiler.trace`, and the N compiled operations (XLA:CPU thunks: fusions, scatters, the
+loops of the random-number generator) that took the most time are listed with their share of
+the time of all operations; an operation's time is its own (self time: a loop's time without
+the operations it ran). The trace's times include the profiler's overhead and, on two
+cores, operations that ran beside each other, so the shares are what to read. Find an
+operation in `jax.jit(...).lower(...).compile().as_text()` by its name.
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxgames import presets
-from jaxgames.builders import make_learner
+from jaxgames.builders import chunk_steps, make_learner
 from jaxgames.learning import farl, lockstep
 
 
@@ -41,12 +49,62 @@ def _moves_per_s(learner, model, settings, seconds: float) -> float:
     return (int(carry.moves) - moves0) / (time.perf_counter() - start)
 
 
+def _thunks(learner, top: int, chunks: int = 5) -> None:
+    """The `top` compiled operations of the whole step by time, from a profiler trace."""
+    import collections
+    import gzip
+    import json
+    import pathlib
+    import tempfile
+
+    carry = learner.init(jax.random.key(0))
+    for _ in range(20):
+        carry, _ = learner.chunk(carry)
+    jax.block_until_ready(carry)
+    with tempfile.TemporaryDirectory() as folder:
+        with jax.profiler.trace(folder, create_perfetto_trace=True):
+            for _ in range(chunks):
+                carry, _ = learner.chunk(carry)
+            jax.block_until_ready(carry)
+        trace = next(pathlib.Path(folder).rglob("*.trace.json.gz"))
+        events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+    total: collections.Counter = collections.Counter()
+    calls: collections.Counter = collections.Counter()
+    threads: dict = collections.defaultdict(list)
+    for e in events:
+        name = e.get("name", "")
+        # complete events of compiled operations: not the executor's own, not Python frames
+        if e.get("ph") == "X" and not name.startswith(("$", "ThunkExecutor", "Slinky")):
+            threads[e.get("pid"), e.get("tid")].append(e)
+    for ops in threads.values():
+        # self time: a loop's operations run inside the loop's own event; count them once
+        open_: list = []
+        for e in sorted(ops, key=lambda e: (e["ts"], -e["dur"])):
+            while open_ and open_[-1]["ts"] + open_[-1]["dur"] <= e["ts"]:
+                open_.pop()
+            if open_:
+                total[open_[-1]["name"]] -= e["dur"]
+            total[e["name"]] += e["dur"]
+            calls[e["name"]] += 1
+            open_.append(e)
+    moves = chunks * learner.config.train.batch_size * chunk_steps(learner.config)
+    every = sum(total.values())
+    print(f"  compiled operations of {chunks} chunks, {every / 1e3:,.0f} ms in all")
+    print(f"  {'operation':<34}{'ms':>8}{'calls':>7}{'share':>8}{'ns/move':>9}")
+    for name, us in total.most_common(top):
+        print(
+            f"  {name[:34]:<34}{us / 1e3:>8.1f}{calls[name]:>7}{us / every:>8.1%}"
+            f"{us * 1e3 / moves:>9.0f}"
+        )
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog=sys.argv[0], description=__doc__.splitlines()[0])
     parser.add_argument("--preset", default="connect4-td-farl")
     parser.add_argument("--batch-sizes", nargs="+", type=int, default=[256, 4096])
     parser.add_argument("--sub-batch", type=int, default=256)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--thunks", type=int, default=0, help="list the N costliest operations")
     args = parser.parse_args(argv)
     base = presets.load(args.preset)
     print(f"{args.preset}, jax {jax.__version__} on {jax.devices()[0].device_kind}")
@@ -73,6 +131,8 @@ def main(argv: list[str] | None = None) -> None:
             whole = whole or rate
             share = f"{1.0 - whole / rate:.1%}" if name.startswith("without") else "-"
             print(f"{b:>6}  {name:<34}{rate:>10,.0f}{1e6 / rate:>9.2f}{share:>8}", flush=True)
+        if args.thunks:
+            _thunks(make_learner(config), args.thunks)
 
 
 if __name__ == "__main__":

@@ -86,3 +86,33 @@ def test_first_reached_reports_each_run_the_mean_of_runs_and_plots_wall_time(tmp
     never = run("never", [0.5], [9])
     assert module.main([str(never), "--points", "0.985"]) == 0
     assert "never reached 0.985 points against perfect" in capsys.readouterr().out
+
+
+def test_step_profile_lists_the_costliest_compiled_operations(capsys):
+    """`benchmarks/step_profile.py --thunks N`: N operations from a profiler trace of the
+    whole step, costliest first, with shares of the operations' time that add up to at most
+    one and a cost per move."""
+    import importlib.util
+    import re
+
+    import dataclasses
+
+    from jaxgames import presets
+    from jaxgames.builders import make_learner
+
+    path = REPO / "benchmarks" / "step_profile.py"
+    spec = importlib.util.spec_from_file_location("step_profile", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    config = presets.load("tictactoe-td-farl")
+    config = dataclasses.replace(config, train=dataclasses.replace(config.train, batch_size=8))
+    module._thunks(make_learner(config), 4, chunks=2)
+    out = capsys.readouterr().out
+    assert "compiled operations of 2 chunks" in out, out
+    rows = [line.split() for line in out.splitlines()[2:] if line.strip()]
+    assert len(rows) == 4, out
+    ms = [float(r[-4]) for r in rows]
+    shares = [float(r[-2].rstrip("%")) / 100 for r in rows]
+    assert ms == sorted(ms, reverse=True) and 0 < sum(shares) <= 1.0 + 1e-3, out
+    assert all(int(r[-3]) >= 1 and float(r[-1].replace(",", "")) > 0 for r in rows), out
+    assert not any(re.match(r"^(\$|ThunkExecutor)", r[0]) for r in rows), out
