@@ -60,10 +60,12 @@ def report(metrics: pathlib.Path, points: float) -> list[dict]:
     return evals
 
 
-def mean_over_runs(runs: list[list[dict]], points: float) -> None:
+def mean_over_runs(runs: list[list[dict]], points: float) -> list[tuple]:
     """Prints the runs' mean points at every game count that each run evaluated near (the
-    same eval.every: counts within one chunk of each other), and its first crossing."""
+    same eval.every: counts within one chunk of each other), and its first crossing; returns
+    the rows (games, wall seconds when the last run knew its points, mean points)."""
     rows = min(len(e) for e in runs)
+    means = []
     print(f"mean of {len(runs)} runs")
     print(f"{'games':>11}{'wall s':>8}{'points':>8}  per run")
     first = None
@@ -76,6 +78,7 @@ def mean_over_runs(runs: list[list[dict]], points: float) -> None:
         per = " ".join(f"{r['points']:.3f}" for r in at)
         shown = f"{wall:.0f}" if wall is not None else "-"
         print(f"{games:>11,}{shown:>8}{mean:>8.3f}  {per}")
+        means.append((games, wall, mean))
         if first is None and mean >= points:
             first = (games, wall, mean)
     if first is None:
@@ -84,29 +87,39 @@ def mean_over_runs(runs: list[list[dict]], points: float) -> None:
         games, wall, mean = first
         shown = f"{wall:.0f} s" if wall is not None else "an unknown wall time"
         print(f"the mean first at or above {points}: {mean:.3f} after {games:,} games, {shown}")
+    return means
 
 
-def plot(runs: dict[str, list[dict]], points: float, out: pathlib.Path) -> None:
-    """Points against wall time, one line per run, the target and first crossings marked."""
+def plot(
+    runs: dict[str, list[dict]], points: float, out: pathlib.Path, means: list[tuple] = ()
+) -> None:
+    """Points against wall time, one line per run (and the runs' mean, where given), the
+    target and first crossings marked."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4))
+    lines = {}
     for name, evals in runs.items():
         timed = [r for r in evals if r.get("wall_seconds") is not None]
         if not timed:
             raise ValueError(f"{name}: its records hold no wall_seconds to plot against")
-        minutes = [r["wall_seconds"] / 60 for r in timed]
-        (line,) = ax.plot(minutes, [r["points"] for r in timed], marker="o", label=name)
-        r = first_at(timed, points)
-        if r is not None:
-            ax.axvline(r["wall_seconds"] / 60, color=line.get_color(), linestyle=":")
+        lines[name] = [(r["wall_seconds"], r["points"]) for r in timed]
+    if means and all(wall is not None for _, wall, _ in means):
+        lines[f"mean of {len(runs)}"] = [(wall, mean) for _, wall, mean in means]
+    for name, xy in lines.items():
+        mean = name.startswith("mean of")
+        style = {"color": "black", "linestyle": "-.", "marker": "s"} if mean else {"marker": "o"}
+        (line,) = ax.plot([w / 60 for w, _ in xy], [p for _, p in xy], label=name, **style)
+        wall = next((w for w, p in xy if p >= points), None)
+        if wall is not None:
+            ax.axvline(wall / 60, color=line.get_color(), linestyle=":")
             ax.text(
-                r["wall_seconds"] / 60,
+                wall / 60,
                 0.02,
-                f" {name}: {r['wall_seconds'] / 60:.1f} min",
+                f" {name}: {wall / 60:.1f} min",
                 transform=ax.get_xaxis_transform(),
                 color=line.get_color(),
                 rotation=90,
@@ -116,7 +129,7 @@ def plot(runs: dict[str, list[dict]], points: float, out: pathlib.Path) -> None:
     ax.set_xlabel("wall time (minutes, evaluations included)")
     ax.set_ylabel("points against the opponent (a draw is half)")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower right")
+    ax.legend(loc="lower center")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
@@ -132,10 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     runs = {str(m.parent.name or m): report(m, args.points) for m in args.metrics}
     if not all(runs.values()):
         return 1
-    if len(runs) > 1:
-        mean_over_runs(list(runs.values()), args.points)
+    means = mean_over_runs(list(runs.values()), args.points) if len(runs) > 1 else []
     if args.plot is not None:
-        plot(runs, args.points, args.plot)
+        plot(runs, args.points, args.plot, means)
     return 0
 
 
