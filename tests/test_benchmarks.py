@@ -92,10 +92,9 @@ def test_step_profile_lists_the_costliest_compiled_operations(capsys):
     """`benchmarks/step_profile.py --thunks N`: N operations from a profiler trace of the
     whole step, costliest first, with shares of the operations' time that add up to at most
     one and a cost per move."""
+    import dataclasses
     import importlib.util
     import re
-
-    import dataclasses
 
     from jaxgames import presets
     from jaxgames.builders import make_learner
