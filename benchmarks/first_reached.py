@@ -100,7 +100,7 @@ def plot(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(8.5, 4))
     lines = {}
     for name, evals in runs.items():
         timed = [r for r in evals if r.get("wall_seconds") is not None]
@@ -109,16 +109,16 @@ def plot(
         lines[name] = [(r["wall_seconds"], r["points"]) for r in timed]
     if means and all(wall is not None for _, wall, _ in means):
         lines[f"mean of {len(runs)}"] = [(wall, mean) for _, wall, mean in means]
-    for name, xy in lines.items():
+    for i, (name, xy) in enumerate(lines.items()):
         mean = name.startswith("mean of")
         style = {"color": "black", "linestyle": "-.", "marker": "s"} if mean else {"marker": "o"}
         (line,) = ax.plot([w / 60 for w, _ in xy], [p for _, p in xy], label=name, **style)
         wall = next((w for w, p in xy if p >= points), None)
         if wall is not None:
             ax.axvline(wall / 60, color=line.get_color(), linestyle=":")
-            ax.text(
+            ax.text(  # staggered, so that crossings at one time do not overwrite each other
                 wall / 60,
-                0.02,
+                0.02 + 0.25 * (i % 3),
                 f" {name}: {wall / 60:.1f} min",
                 transform=ax.get_xaxis_transform(),
                 color=line.get_color(),
@@ -129,7 +129,7 @@ def plot(
     ax.set_xlabel("wall time (minutes, evaluations included)")
     ax.set_ylabel("points against the opponent (a draw is half)")
     ax.grid(alpha=0.3)
-    ax.legend(loc="lower center")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     plt.close(fig)
