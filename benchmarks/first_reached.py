@@ -101,17 +101,17 @@ def plot(
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8.5, 4))
-    lines = {}
+    lines = []  # (label, [(wall seconds, points)], style)
     for name, evals in runs.items():
         timed = [r for r in evals if r.get("wall_seconds") is not None]
         if not timed:
             raise ValueError(f"{name}: its records hold no wall_seconds to plot against")
-        lines[name] = [(r["wall_seconds"], r["points"]) for r in timed]
+        lines.append((name, [(r["wall_seconds"], r["points"]) for r in timed], {"marker": "o"}))
     if means and all(wall is not None for _, wall, _ in means):
-        lines[f"mean of {len(runs)}"] = [(wall, mean) for _, wall, mean in means]
-    for i, (name, xy) in enumerate(lines.items()):
-        mean = name.startswith("mean of")
-        style = {"color": "black", "linestyle": "-.", "marker": "s"} if mean else {"marker": "o"}
+        xy = [(wall, mean) for _, wall, mean in means]
+        style = {"color": "black", "linestyle": "-.", "marker": "s"}
+        lines.append((f"mean of {len(runs)}", xy, style))
+    for i, (name, xy, style) in enumerate(lines):
         (line,) = ax.plot([w / 60 for w, _ in xy], [p for _, p in xy], label=name, **style)
         wall = next((w for w, p in xy if p >= points), None)
         if wall is not None:

@@ -23,15 +23,20 @@ operation in `jax.jit(...).lower(...).compile().as_text()` by its name.
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
+import gzip
+import json
+import pathlib
 import sys
+import tempfile
 import time
 
 import jax
 import jax.numpy as jnp
 
 from jaxgames import presets
-from jaxgames.builders import chunk_steps, make_learner
+from jaxgames.builders import make_learner
 from jaxgames.learning import farl, lockstep
 
 
@@ -49,25 +54,10 @@ def _moves_per_s(learner, model, settings, seconds: float) -> float:
     return (int(carry.moves) - moves0) / (time.perf_counter() - start)
 
 
-def _thunks(learner, top: int, chunks: int = 5) -> None:
-    """The `top` compiled operations of the whole step by time, from a profiler trace."""
-    import collections
-    import gzip
-    import json
-    import pathlib
-    import tempfile
-
-    carry = learner.init(jax.random.key(0))
-    for _ in range(20):
-        carry, _ = learner.chunk(carry)
-    jax.block_until_ready(carry)
-    with tempfile.TemporaryDirectory() as folder:
-        with jax.profiler.trace(folder, create_perfetto_trace=True):
-            for _ in range(chunks):
-                carry, _ = learner.chunk(carry)
-            jax.block_until_ready(carry)
-        trace = next(pathlib.Path(folder).rglob("*.trace.json.gz"))
-        events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+def self_times(events: list[dict]) -> tuple[collections.Counter, collections.Counter]:
+    """Each compiled operation's self time (us) and calls, from a trace's events: on one thread
+    an operation that runs inside another's event (a loop's body) is taken off the outer one's
+    time, so that no microsecond is counted twice; other threads' events are not."""
     total: collections.Counter = collections.Counter()
     calls: collections.Counter = collections.Counter()
     threads: dict = collections.defaultdict(list)
@@ -77,8 +67,7 @@ def _thunks(learner, top: int, chunks: int = 5) -> None:
         if e.get("ph") == "X" and not name.startswith(("$", "ThunkExecutor", "Slinky")):
             threads[e.get("pid"), e.get("tid")].append(e)
     for ops in threads.values():
-        # self time: a loop's operations run inside the loop's own event; count them once
-        open_: list = []
+        open_: list = []  # the events that enclose the current one, innermost last
         for e in sorted(ops, key=lambda e: (e["ts"], -e["dur"])):
             while open_ and open_[-1]["ts"] + open_[-1]["dur"] <= e["ts"]:
                 open_.pop()
@@ -87,7 +76,25 @@ def _thunks(learner, top: int, chunks: int = 5) -> None:
             total[e["name"]] += e["dur"]
             calls[e["name"]] += 1
             open_.append(e)
-    moves = chunks * learner.config.train.batch_size * chunk_steps(learner.config)
+    return total, calls
+
+
+def _thunks(learner, top: int, chunks: int = 5) -> None:
+    """The `top` compiled operations of the whole step by self time, from a profiler trace."""
+    carry = learner.init(jax.random.key(0))
+    for _ in range(20):
+        carry, _ = learner.chunk(carry)
+    jax.block_until_ready(carry)
+    moves0 = int(carry.moves)
+    with tempfile.TemporaryDirectory() as folder:
+        with jax.profiler.trace(folder, create_perfetto_trace=True):
+            for _ in range(chunks):
+                carry, _ = learner.chunk(carry)
+            jax.block_until_ready(carry)
+        trace = next(pathlib.Path(folder).rglob("*.trace.json.gz"))
+        events = json.loads(gzip.decompress(trace.read_bytes()))["traceEvents"]
+    total, calls = self_times(events)
+    moves = int(carry.moves) - moves0
     every = sum(total.values())
     print(f"  compiled operations of {chunks} chunks, {every / 1e3:,.0f} ms in all")
     print(f"  {'operation':<34}{'ms':>8}{'calls':>7}{'share':>8}{'ns/move':>9}")

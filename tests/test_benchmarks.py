@@ -88,21 +88,55 @@ def test_first_reached_reports_each_run_the_mean_of_runs_and_plots_wall_time(tmp
     assert "never reached 0.985 points against perfect" in capsys.readouterr().out
 
 
-def test_step_profile_lists_the_costliest_compiled_operations(capsys):
-    """`benchmarks/step_profile.py --thunks N`: N operations from a profiler trace of the
-    whole step, costliest first, with shares of the operations' time that add up to at most
-    one and a cost per move."""
-    import dataclasses
+def _step_profile():
     import importlib.util
-    import re
-
-    from jaxgames import presets
-    from jaxgames.builders import make_learner
 
     path = REPO / "benchmarks" / "step_profile.py"
     spec = importlib.util.spec_from_file_location("step_profile", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def test_step_profile_counts_a_loops_operations_once():
+    """Self times: a loop's body runs inside the loop's event on the same thread and is taken
+    off the loop's time (nested twice here), an operation on another thread that overlaps in
+    time is not, and the executor's own events are not operations."""
+    x = lambda name, ts, dur, tid=1: {
+        "ph": "X",
+        "name": name,
+        "ts": ts,
+        "dur": dur,
+        "pid": 7,
+        "tid": tid,
+    }
+    events = [
+        x("while.1", 0, 100),
+        x("fusion.body", 10, 30),
+        x("fusion.inner", 15, 10),
+        x("fusion.body", 50, 30),
+        x("scatter.2", 120, 40),
+        x("scatter.2", 5, 90, tid=2),  # beside the loop, on the other core
+        x("ThunkExecutor::Execute", 0, 200),
+        {"ph": "M", "name": "thread_name", "pid": 7, "tid": 1},
+    ]
+    total, calls = _step_profile().self_times(events)
+    assert dict(total) == {"while.1": 40, "fusion.body": 50, "fusion.inner": 10, "scatter.2": 130}
+    assert dict(calls) == {"while.1": 1, "fusion.body": 2, "fusion.inner": 1, "scatter.2": 2}
+    assert sum(total.values()) == 100 + 40 + 90  # each thread's busy time, once
+
+
+def test_step_profile_lists_the_costliest_compiled_operations(capsys):
+    """`benchmarks/step_profile.py --thunks N`: N operations from a profiler trace of the
+    whole step, costliest first, with shares of the operations' time that add up to at most
+    one and a cost per move."""
+    import dataclasses
+    import re
+
+    from jaxgames import presets
+    from jaxgames.builders import make_learner
+
+    module = _step_profile()
     config = presets.load("tictactoe-td-farl")
     config = dataclasses.replace(config, train=dataclasses.replace(config.train, batch_size=8))
     module._thunks(make_learner(config), 4, chunks=2)
