@@ -84,8 +84,9 @@ def _unflatten(flat: dict[str, Any], template, prefix: str = ""):
 
 def carry_to_tree(carry) -> dict[str, Any]:
     """The savable part of a training carry as a flat {path: array} dict: arrays only (the key
-    as raw key data), without the always-zero scratch space and empty arrays (an eligibility
-    history of length 0), which are rebuilt from a template on restore."""
+    as raw key data), without the update's scratch space (the n-tuple hit tally, whose
+    starting value no update depends on) and empty arrays (an eligibility history of length
+    0), which are rebuilt from a template on restore."""
     return _flatten(carry._replace(scratch=None, key=jax.random.key_data(carry.key)))
 
 

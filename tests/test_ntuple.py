@@ -84,7 +84,48 @@ def test_sparse_update_equals_dense_gradient_step():
     for combine in ntuple.COMBINE:
         sparse, counts = ntuple.update(net, params, hits, alpha, ntuple.init_counts(net), combine)
         np.testing.assert_allclose(sparse["w"][:-1], dense[:-1], rtol=1e-6, atol=1e-7)
-        assert int(jnp.abs(counts).sum()) == 0, "the scratch counts must come back zeroed"
+        # the tally holds each weight's hits: every one of the 4 boards' 2 pairs, once
+        flat = ntuple.flat_index(net, players[:, None], 0, idx)
+        tally = np.asarray(counts)[np.asarray(flat).reshape(-1)]
+        np.testing.assert_array_equal(tally, 1)
+        assert int(np.asarray(counts).sum()) == idx.size
+
+
+@pytest.mark.parametrize("invalid", ntuple.INVALID)
+@pytest.mark.parametrize("combine", ntuple.COMBINE)
+def test_the_hit_tally_it_starts_from_does_not_change_an_update(combine, invalid):
+    """`update` reads only what one call adds to the tally: a tally that starts anywhere,
+    wrapping past 2^31 on the entries hit, gives the same weights bit for bit, on boards
+    whose symmetric copies repeat entries, with invalid rows, TCL and the batch's leaders."""
+    net = ntuple.make_ntuple(
+        TTT.board_spec, [list(range(9)), [0, 1, 2]], 2, symmetries=True, tcl="exponential"
+    )
+    boards = [play(TTT, m) for m in ([], [4], [4], [0, 8], [4, 0, 8], [2])]
+    idx = jnp.stack([ntuple.indices(net, TTT.board_spec.encode(b)) for b in boards])
+    hits = ntuple.Hits(
+        jnp.array([0, 1, 1, 0, 1, 1]),
+        jnp.zeros(6, jnp.int32),
+        idx,
+        jnp.array([0.5, -1.0, -1.0, 0.25, 2.0, 0.7]),
+        jnp.array([True, True, True, True, True, False]),
+        gain=jnp.ones(6),
+        lead=jnp.array([0, 0, -1, 0, 0, 0], jnp.int32),  # board 2 is board 1's copy
+    )
+    params = random_params(net, jax.random.key(1))
+    params["tcl"] = jnp.abs(params["tcl"]) + 0.1
+    fresh = ntuple.init_counts(net)
+    start = jax.random.randint(jax.random.key(2), fresh.shape, 0, 2**31 - 1, jnp.int32)
+    flat = ntuple.flat_index(net, hits.player[:, None], 0, idx).reshape(-1)
+    start = start.at[flat].set(2**31 - 2)  # the hits wrap around
+    update = jax.jit(functools.partial(ntuple.update, net, combine=combine, invalid=invalid))
+    want, zero_based = update(params, hits, jnp.float32(0.6), fresh)
+    got, tally = update(params, hits, jnp.float32(0.6), start)
+    for key in want:
+        np.testing.assert_array_equal(np.asarray(got[key]), np.asarray(want[key]))
+    np.testing.assert_array_equal(
+        np.asarray(tally - start)[:-1], np.asarray(zero_based)[:-1]
+    )  # the tally moved by the same hits (the trash slot, last, is never read)
+    assert int(np.asarray(zero_based)[:-1].sum()) > 0
 
 
 def test_symmetric_copies_reading_one_entry_change_it_once():
@@ -292,7 +333,8 @@ def test_an_eligibility_history_moves_with_its_board_as_one_update():
     )
     new, counts = ntuple.update(net, ntuple.init(net), hits, 1.0, ntuple.init_counts(net))
     assert float(new["w"][idx[0]]) == pytest.approx(1.5)
-    assert int(jnp.abs(counts).sum()) == 0
+    # one update on the entry (its leader's), not two
+    assert int(counts[idx[0]]) == 1 and int(jnp.abs(counts[:-1]).sum()) == 1
     apart = hits._replace(lead=None)  # two games: two copies of one board at r = 1
     new, _ = ntuple.update(net, ntuple.init(net), apart, 1.0, ntuple.init_counts(net))
     assert float(new["w"][idx[0]]) == pytest.approx(0.75)
@@ -324,7 +366,7 @@ def test_invalid_hits_change_no_weight():
     )
     new, counts = ntuple.update(net, ntuple.init(net), hits, 1.0, ntuple.init_counts(net))
     np.testing.assert_array_equal(ntuple.weights(net, new), 0.0)
-    assert int(jnp.abs(counts).sum()) == 0
+    assert int(jnp.abs(counts).sum()) == 0, "invalid rows add no hit to the tally"
 
 
 def test_tcl_scales_steps_by_the_coherence_of_past_changes():
@@ -465,7 +507,7 @@ def test_tabular_is_one_whole_board_tuple():
 def test_dropping_invalid_entries_gives_the_trash_slots_weights_bit_for_bit(combine, tcl):
     """`invalid="drop"` (out-of-range entries the scatter skips: what a GPU gets) and
     `invalid="trash"` (all sent to the trash slot: XLA:CPU's) give the same weights, TCL
-    accumulators and zeroed counts, on a batch with invalid rows, symmetric copies that read
+    accumulators and hit tallies, on a batch with invalid rows, symmetric copies that read
     one entry (the TicTacToe centre and corners) and rows sharing weights, over three updates
     (so TCL factors differ from 1)."""
     net = _symmetric_net("tictactoe", "tanh", tcl)
@@ -489,10 +531,10 @@ def test_dropping_invalid_entries_gives_the_trash_slots_weights_bit_for_bit(comb
         params, counts = ntuple.init(net), ntuple.init_counts(net)
         for _ in range(3):
             params, counts = step(params, hits, jnp.float32(0.5), counts)
-        assert not np.any(np.asarray(counts)[:-1]), invalid
         out[invalid] = {k: np.asarray(v)[:-1] for k, v in params.items()}
+        out[invalid]["tally"] = np.asarray(counts)[:-1]
     for name in out["trash"]:
         np.testing.assert_array_equal(out["drop"][name], out["trash"][name], err_msg=name)
-    assert np.any(out["drop"]["w"] != 0)
+    assert np.any(out["drop"]["w"] != 0) and np.any(out["drop"]["tally"] != 0)
     with pytest.raises(ValueError, match="invalid 'skip'; expected one of trash, drop"):
         ntuple.update(net, ntuple.init(net), hits, 0.5, ntuple.init_counts(net), invalid="skip")

@@ -93,7 +93,8 @@ class ValueModel:
         num_outputs: 1 for a value head over afterstates, num_actions for a Q head.
         output: "tanh" or "identity", the squashing of the value.
         init: `init(key) -> params`.
-        init_scratch: `init_scratch(params) -> scratch` (state `update` keeps between calls).
+        init_scratch: `init_scratch(params) -> scratch` (state `update` keeps between calls;
+            checkpoints do not save it, so no update may depend on the scratch it starts from).
         features: `features(state) -> F` (unbatched).
         afterstate_features: `afterstate_features(state, F) -> F[num_actions]` (unbatched).
         value: `value(params, player, F, action) -> float32`.

@@ -338,7 +338,8 @@ def init(net: NTupleNet) -> Params:
 
 
 def init_counts(net: NTupleNet) -> Array:
-    """Zeroed scratch space for `update` (int32[num_weights + 1])."""
+    """Scratch space for `update` (int32[num_weights + 1]): a running tally of hits per weight,
+    started at zero; `update` reads only what one call adds to it, so any start works."""
     return jnp.zeros(num_weights(net) + 1, jnp.int32)
 
 
@@ -463,14 +464,17 @@ def update(
         params: network params.
         hits: the requests (leading axis M).
         alpha: the global step size.
-        counts: int32[num weights], all zero: scratch space for hit counts, returned zeroed.
+        counts: int32[num weights + 1], scratch space: a running tally of each weight's hits
+            (`init_counts`; it wraps around at 2^31, harmlessly). Only what this call adds is
+            read, as the tally after the call minus the tally before it, so the tally needs no
+            reset (one scatter-add fewer) and any starting tally gives the same weights.
         combine: "sequential", "weight" or "mean".
         invalid: where entries that must not change anything (invalid boards, a symmetric
             copy's repeat of an entry) go: "trash" (the trash slot) or "drop" (skipped by the
             scatter); None: `invalid_entries()`, the backend's faster choice.
 
     Returns:
-        (new params, counts) with counts zero again.
+        (new params, counts), the tally with this call's hits added.
     """
     if combine not in COMBINE:
         raise ValueError(f"combine {combine!r}; expected one of {', '.join(COMBINE)}")
@@ -506,9 +510,12 @@ def update(
     # "sequential" counts updates on a weight (their leading boards), the others every board.
     counted = keep & (leader == row)[:, None] if combine == "sequential" else keep
     inc = counted.reshape(-1).astype(jnp.int32)
+    # The tally before and after this call's hits. The increments depend on the first read (a
+    # comparison that is always false), so XLA reads before it scatters, in place.
+    before = gather(counts, 0)
+    inc = inc + (before < jnp.iinfo(jnp.int32).min).astype(jnp.int32)
     counts = counts.at[flat].add(inc, mode=inbounds)
-    hits_int = gather(counts, 0)
-    hit_count = hits_int.astype(jnp.float32)
+    hit_count = (gather(counts, 0) - before).astype(jnp.float32)
     rate = jnp.full_like(signal, alpha)
     new = dict(params)
     if net.tcl != "none":
@@ -534,8 +541,7 @@ def update(
         scale = _sequential_share(share * gain, copies)  # r per board
         step = (step.reshape(m, -1) * scale[leader][:, None]).reshape(-1)
     new["w"] = params["w"].at[flat].add(step, mode=inbounds)
-    # min(hits, inc) = inc, written through the gather so that the reset runs in place too.
-    return new, counts.at[flat].add(-jnp.minimum(hits_int, inc), mode=inbounds)
+    return new, counts
 
 
 def active_fraction(net: NTupleNet, params: Params) -> Array:
