@@ -149,3 +149,35 @@ def test_step_profile_lists_the_costliest_compiled_operations(capsys):
     assert ms == sorted(ms, reverse=True) and 0 < sum(shares) <= 1.0 + 1e-3, out
     assert all(int(r[-3]) >= 1 and float(r[-1].replace(",", "")) > 0 for r in rows), out
     assert not any(re.match(r"^(\$|ThunkExecutor)", r[0]) for r in rows), out
+
+
+def test_ntuple_update_benchmark_times_two_checkouts_and_compares_their_weights(tmp_path):
+    """`benchmarks/ntuple_update.py --against DIR`: a row per version, the ratio, and whether
+    both left the same tables (this checkout against itself: yes); a folder that is not a
+    checkout is refused in one line."""
+    script = str(REPO / "benchmarks" / "ntuple_update.py")
+    small = ["--rows", "16", "--rounds", "2", "--calls", "2"]
+    out = subprocess.run(
+        [sys.executable, script, "--against", str(REPO), *small],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = out.stdout.splitlines()
+    assert lines[2].split()[:2] == ["this", "checkout"] and lines[2].split()[-1] == "1.000"
+    assert lines[3].startswith(f"--against {REPO}")
+    assert lines[4] == "same weights and TCL accumulators after 5 calls: yes"
+    bad = subprocess.run(
+        [sys.executable, script, "--against", str(tmp_path), *small],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=REPO,
+    )
+    assert bad.returncode != 0
+    assert bad.stderr.strip().splitlines()[-1] == (
+        f"--against {tmp_path}: no jaxgames/approximators/ntuple.py there; "
+        "expected a jaxgames checkout"
+    )
