@@ -156,26 +156,19 @@ def test_ntuple_update_benchmark_times_two_checkouts_and_compares_their_weights(
     both left the same tables (this checkout against itself: yes); a folder that is not a
     checkout is refused in one line."""
     script = str(REPO / "benchmarks" / "ntuple_update.py")
-    small = ["--rows", "16", "--rounds", "2", "--calls", "2"]
-    out = subprocess.run(
-        [sys.executable, script, "--against", str(REPO), *small],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-    )
+
+    def bench(against):
+        args = [sys.executable, script, "--against", str(against)]
+        args += ["--rows", "16", "--rounds", "2", "--calls", "2"]
+        return subprocess.run(args, capture_output=True, text=True, timeout=300, cwd=REPO)
+
+    out = bench(REPO)
     assert out.returncode == 0, out.stderr[-3000:]
     lines = out.stdout.splitlines()
     assert lines[2].split()[:2] == ["this", "checkout"] and lines[2].split()[-1] == "1.000"
     assert lines[3].startswith(f"--against {REPO}")
     assert lines[4] == "same weights and TCL accumulators after 5 calls: yes"
-    bad = subprocess.run(
-        [sys.executable, script, "--against", str(tmp_path), *small],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=REPO,
-    )
+    bad = bench(tmp_path)
     assert bad.returncode != 0
     assert bad.stderr.strip().splitlines()[-1] == (
         f"--against {tmp_path}: no jaxgames/approximators/ntuple.py there; "
