@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames import registry
+from jaxgames import core, registry
 from jaxgames.approximators import ntuple
 
 MODULE = pathlib.Path("jaxgames") / "approximators" / "ntuple.py"
@@ -53,10 +53,8 @@ def _positions(game, rows: int, key: jax.Array):
         def move(_, carry):
             s, k = carry
             k, pick = jax.random.split(k)
-            a = jax.random.categorical(pick, jnp.where(s.legal_action_mask, 0.0, -jnp.inf))
-            nxt = game.step(s, a)
-            s = jax.tree.map(lambda old, new: jnp.where(nxt.terminated, old, new), s, nxt)
-            return s, k
+            nxt = game.step(s, core.sample_legal(pick, s.legal_action_mask))
+            return core.where_tree(nxt.terminated, s, nxt), k
 
         steps = jax.random.randint(n_key, (), 0, 30)
         return jax.lax.fori_loop(0, steps, move, (game.init(k), k))[0]
