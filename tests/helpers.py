@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import pathlib
 
 import jax
@@ -24,6 +25,12 @@ GAME_VARIANTS = [(name, {}) for name in jaxgames.available_games()] + [
     ("nim3p", {"heaps": 2, "size": 4}),
     ("hex", {"size": 2}),
 ]
+
+
+def xla_flags(*flags: str) -> dict[str, str]:
+    """This process's environment with `flags` added to the XLA_FLAGS it has (tests/conftest.py
+    sets some there), for a subprocess that needs more (forced host devices)."""
+    return {**os.environ, "XLA_FLAGS": " ".join([os.environ.get("XLA_FLAGS", ""), *flags]).strip()}
 
 
 def variant_id(variant) -> str:

@@ -12,7 +12,6 @@ and checkpoints of a 4-device run resume on 1 device and the reverse.
 
 from __future__ import annotations
 
-import os
 import pathlib
 import re
 import subprocess
@@ -23,6 +22,7 @@ import numpy as np
 import pytest
 
 from jaxgames import parallel
+from tests.helpers import xla_flags
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
@@ -156,7 +156,7 @@ print("runs agree")
 
 
 def _four_devices(folder, cases: str) -> str:
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    env = xla_flags("--xla_force_host_platform_device_count=4")
     env["PYTHONPATH"] = str(REPO)
     out = subprocess.run(
         [sys.executable, "-c", FOUR_DEVICES, str(folder), cases],
@@ -219,7 +219,7 @@ def test_train_distributed_over_two_processes_is_the_one_process_run(tmp_path, c
     from jaxgames.checkpoint import read_meta
 
     port, run, alone = _free_port(), tmp_path / "two", tmp_path / "one"
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=2"}
+    env = xla_flags("--xla_force_host_platform_device_count=2")
     env["PYTHONPATH"] = str(REPO)
     dist = ["--distributed", "--coordinator", f"localhost:{port}", "--num-processes", "2"]
     procs = [

@@ -13,6 +13,7 @@ import pytest
 from jaxgames import presets
 from jaxgames.agent import load
 from jaxgames.training import train, train_seeds
+from tests.helpers import xla_flags
 
 
 def seeds_config(games=600, seeds=2, seed=5, preset="tictactoe-td-farl", **train_fields):
@@ -172,13 +173,12 @@ print("agents equal:", len(results))
 def test_seeds_spread_over_four_devices_are_the_single_seed_runs(tmp_path):
     """4 forced CPU devices, one seed each (no communication): every agent equals the one
     its seed trains alone on one device, bit for bit."""
-    import os
     import pathlib
     import subprocess
     import sys
 
     repo = pathlib.Path(__file__).resolve().parents[1]
-    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4"}
+    env = xla_flags("--xla_force_host_platform_device_count=4")
     env["PYTHONPATH"] = str(repo)
     out = subprocess.run(
         [sys.executable, "-c", FOUR_DEVICES, str(tmp_path)],

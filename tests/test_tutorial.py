@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pathlib
 
 import pytest
@@ -10,9 +11,12 @@ REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
 def test_the_tutorial_notebook_runs_top_to_bottom(monkeypatch):
-    # the notebook trains for 40k games: XLA's full optimisations pay (tests/conftest.py turns
-    # most off for the short tests, and the kernel would inherit that)
+    # the notebook trains for 40k games: XLA's full optimisations and its default emitters pay
+    # (tests/conftest.py turns most optimisations and the new fusion emitters off for the short
+    # tests, and the kernel would inherit that; with them the notebook took 20 s longer)
     monkeypatch.setenv("JAX_DISABLE_MOST_OPTIMIZATIONS", "0")
+    flags = os.environ.get("XLA_FLAGS", "").replace("--xla_cpu_use_fusion_emitters=false", "")
+    monkeypatch.setenv("XLA_FLAGS", flags.strip())
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")
     nb = nbformat.read(REPO / "docs" / "tutorial.ipynb", as_version=4)
