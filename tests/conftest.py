@@ -6,7 +6,7 @@ training step in the CLI subprocesses); with the cache each is compiled once per
 program is persisted, however quick its compilation (minimum compile time 0): the thousands of
 small eager-op and helper programs are then compiled once for both workers and every CLI
 subprocess instead of once per process (from a cold cache on two cores: 983 s with a 0.2 s
-minimum, 804 s with none). The cache keys on the whole compiled program, so a change to the code
+minimum, 804-822 s with none). The cache keys on the whole compiled program, so a change to the code
 can never reuse a stale entry.
 Set JAX_COMPILATION_CACHE_DIR yourself to put it elsewhere (or to an empty string: no cache).
 
@@ -20,7 +20,8 @@ XLA:CPU also emits its fused loops with its older LLVM emitters rather than its 
 fusion emitters (`--xla_cpu_use_fusion_emitters=false`, added to XLA_FLAGS, which every
 subprocess inherits; the tests that force host devices add their flag to it with
 `tests.helpers.xla_flags`): from a cold cache Othello's two largest conformance checks take
-22 s instead of 29 s. The programs compute the same operations; users' runs keep XLA's default.
+about 22 s instead of 27-30 s. The programs compute the same operations; users' runs keep
+XLA's default.
 Set XLA_FLAGS with --xla_cpu_use_fusion_emitters=true to test with the new emitters.
 """
 
