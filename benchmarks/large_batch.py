@@ -32,13 +32,25 @@ from jaxgames.datasets import load_uci_connect4
 from jaxgames.opponents import make_opponent
 
 
-def run_config(preset: Config, batch: int, sub_batch: int, seed: int, games: int) -> Config:
-    """The preset at batch size B, one seed, `games` games, epsilon on the preset's course."""
+def run_config(
+    preset: Config,
+    batch: int,
+    sub_batch: int,
+    seed: int,
+    games: int,
+    opening_moves: int | None = None,
+) -> Config:
+    """The preset at batch size B, one seed, `games` games, epsilon on the preset's course;
+    `opening_moves`, where given, replaces the preset's `algorithm.random_opening_moves`."""
     algo = preset.algorithm
     epsilon = algo.epsilon
     if epsilon.games == 0:
         epsilon = dataclasses.replace(epsilon, games=preset.train.games)
-    algo = dataclasses.replace(algo, epsilon=epsilon, sub_batch=sub_batch)
+    if opening_moves is None:
+        opening_moves = algo.random_opening_moves
+    algo = dataclasses.replace(
+        algo, epsilon=epsilon, sub_batch=sub_batch, random_opening_moves=opening_moves
+    )
     train = dataclasses.replace(
         preset.train, games=games, batch_size=batch, seed=seed, average_from=None
     )
@@ -78,7 +90,8 @@ def one_run(config: Config, milestones: list[int], ab_games: int, ab_at: set, uc
         rows.append((int(carry.games), seconds, acc, points))
         t = config.train
         print(
-            f"  B {t.batch_size} sub {config.algorithm.sub_batch} seed {t.seed}: "
+            f"  B {t.batch_size} sub {config.algorithm.sub_batch} "
+            f"openings {config.algorithm.random_opening_moves} seed {t.seed}: "
             f"{int(carry.games):,} games, {seconds:.0f} s, UCI {acc:.3f}, AB {points:.3f}",
             flush=True,
         )
@@ -95,6 +108,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--milestones", nargs="*", type=int, default=[])
     parser.add_argument("--ab-games", type=int, default=0)
     parser.add_argument("--ab-at", nargs="*", type=int, default=[])
+    parser.add_argument(
+        "--opening-moves",
+        type=int,
+        default=None,
+        help="the first K moves of every training game random (default: the preset's)",
+    )
     args = parser.parse_args(argv)
     preset = presets.load(args.preset)
     milestones = sorted(set(args.milestones) | {args.games})
@@ -106,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
             if sub >= b:
                 continue
             for seed in args.seeds:
-                config = run_config(preset, b, sub, seed, args.games)
+                config = run_config(preset, b, sub, seed, args.games, args.opening_moves)
                 for games, secs, acc, points in one_run(
                     config, milestones, args.ab_games, set(args.ab_at) or {args.games}, uci
                 ):

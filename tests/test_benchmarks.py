@@ -33,12 +33,11 @@ def test_the_gpu_benchmark_runs_on_cpu_at_small_sizes(tmp_path):
     assert (tmp_path / "run" / "metrics.jsonl").exists()
 
 
-def _first_reached():
+def _benchmark(name: str):
+    """The script benchmarks/NAME.py as a module (the folder is not a package)."""
     import importlib.util
-    import pathlib
 
-    path = pathlib.Path(__file__).parents[1] / "benchmarks" / "first_reached.py"
-    spec = importlib.util.spec_from_file_location("first_reached", path)
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -73,7 +72,7 @@ def test_first_reached_reports_each_run_the_mean_of_runs_and_plots_wall_time(tmp
 
     a = run("a", [0.5, 0.99, 0.98, 1.0], [15, 30, 45, 60])
     b = run("b", [0.9, 0.97, 0.99, 0.99], [16, 31, 47, 62])
-    module = _first_reached()
+    module = _benchmark("first_reached")
     assert (
         module.main([str(a), str(b), "--points", "0.985", "--plot", str(tmp_path / "c.png")]) == 0
     )
@@ -86,16 +85,6 @@ def test_first_reached_reports_each_run_the_mean_of_runs_and_plots_wall_time(tmp
     never = run("never", [0.5], [9])
     assert module.main([str(never), "--points", "0.985"]) == 0
     assert "never reached 0.985 points against perfect" in capsys.readouterr().out
-
-
-def _step_profile():
-    import importlib.util
-
-    path = REPO / "benchmarks" / "step_profile.py"
-    spec = importlib.util.spec_from_file_location("step_profile", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_step_profile_counts_a_loops_operations_once():
@@ -120,7 +109,7 @@ def test_step_profile_counts_a_loops_operations_once():
         x("ThunkExecutor::Execute", 0, 200),
         {"ph": "M", "name": "thread_name", "pid": 7, "tid": 1},
     ]
-    total, calls = _step_profile().self_times(events)
+    total, calls = _benchmark("step_profile").self_times(events)
     assert dict(total) == {"while.1": 40, "fusion.body": 50, "fusion.inner": 10, "scatter.2": 130}
     assert dict(calls) == {"while.1": 1, "fusion.body": 2, "fusion.inner": 1, "scatter.2": 2}
     assert sum(total.values()) == 100 + 40 + 90  # each thread's busy time, once
@@ -136,7 +125,7 @@ def test_step_profile_lists_the_costliest_compiled_operations(capsys):
     from jaxgames import presets
     from jaxgames.builders import make_learner
 
-    module = _step_profile()
+    module = _benchmark("step_profile")
     config = presets.load("tictactoe-td-farl")
     config = dataclasses.replace(config, train=dataclasses.replace(config.train, batch_size=8))
     module._thunks(make_learner(config), 4, chunks=2)
@@ -174,3 +163,24 @@ def test_ntuple_update_benchmark_times_two_checkouts_and_compares_their_weights(
         f"--against {tmp_path}: no jaxgames/approximators/ntuple.py there; "
         "expected a jaxgames checkout"
     )
+
+
+def test_large_batch_runs_the_preset_at_the_batch_sub_batch_and_openings_asked_for():
+    """`benchmarks/large_batch.py`'s run config: the preset at the given B, sub-batch, seed and
+    game count, epsilon kept on the preset's own course (its 6M games, not the short run's),
+    no weight mean (the agent is the final weights), and `--opening-moves` replacing the
+    preset's random opening moves only where given."""
+    from jaxgames import presets
+
+    module = _benchmark("large_batch")
+    preset = presets.load("connect4-td-farl")
+    config = module.run_config(preset, 4096, 256, 3, 20_000, opening_moves=2)
+    assert config.train.batch_size == 4096 and config.train.seed == 3
+    assert config.train.games == 20_000 and config.train.average_from is None
+    assert config.algorithm.sub_batch == 256 and config.algorithm.random_opening_moves == 2
+    assert config.algorithm.epsilon.games == preset.train.games == 6_000_000
+    assert config.approximator == preset.approximator
+    kept = module.run_config(preset, 256, 0, 0, 20_000)
+    assert kept.algorithm.random_opening_moves == preset.algorithm.random_opening_moves == 0
+    fiar = presets.load("fiar-ntuple-sarsa")
+    assert module.run_config(fiar, 64, 0, 0, 100).algorithm.random_opening_moves == 2
