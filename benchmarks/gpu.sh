@@ -6,9 +6,9 @@
 #                                 JAX_CUDA=cuda12 for CUDA 12 drivers; PIP_FIND_LINKS for a
 #                                 wheel folder on a machine without the registry), prints the
 #                                 device, measures training throughput (moves/s, games/s,
-#                                 learning included) at B = 1k, 4k, 16k and 64k (and, on a
-#                                 machine with several GPUs, B = 64k split over all of them,
-#                                 benchmarks/devices.py), then trains the
+#                                 learning included) at B = 1k, 4k, 16k and 64k, the devices
+#                                 table at B = 64k (benchmarks/devices.py: one GPU, and on a
+#                                 machine with several, split over all of them), then trains the
 #                                 preset connect4-td-farl-gpu, evaluating beside training, and
 #                                 prints when it first scored >= 0.985 points against the
 #                                 perfect player (agent first, 200 games) and the wall time
@@ -40,11 +40,12 @@ start=$(date +%s)
 print(f"device: {d.platform} {d.device_kind}, {jax.device_count()} device(s), jax {jax.__version__}")'
 "$py" benchmarks/learning.py throughput --preset connect4-td-farl-gpu \
   --batch-sizes "${sizes[@]}" --sub-batches "${subs[@]}" --seconds "$seconds"
-if [[ "${1:-}" != "--cpu" ]]; then  # data parallel over the GPUs, where there are several
+if [[ "${1:-}" != "--cpu" ]]; then  # the devices table: one GPU, and all of them where several
   n=$("$py" -c 'import jax; print(jax.device_count())')
-  if (( n > 1 )); then
-    "$py" benchmarks/devices.py --real --batch-size 65536 --devices 1 "$n" --seconds "$seconds"
-  fi
+  devices=(1)
+  if (( n > 1 )); then devices+=("$n"); fi
+  "$py" benchmarks/devices.py --real --batch-size 65536 --devices "${devices[@]}" \
+    --seconds "$seconds"
 fi
 "$py" -m jaxgames train connect4-td-farl-gpu --run-dir "$run_dir" --no-progress "${train[@]}"
 "$py" benchmarks/first_reached.py "$run_dir/metrics.jsonl" --points "$target"
