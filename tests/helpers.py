@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import pathlib
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -13,7 +15,20 @@ import numpy as np
 import jaxgames
 from jaxgames import core
 
-SHARED_DATA = pathlib.Path(__file__).resolve().parents[2] / "shared" / "data"
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def script_module(path: str):
+    """The script at REPO/PATH (benchmarks/ and scripts/ are not packages) as a module, named
+    by its file's stem and registered in sys.modules (dataclasses need their module there)."""
+    file = REPO / path
+    spec = importlib.util.spec_from_file_location(file.stem, file)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[file.stem] = module
+    spec.loader.exec_module(module)
+    return module
+
 
 # (name, options): every registered game at its defaults, plus the variants that matter.
 GAME_VARIANTS = [(name, {}) for name in jaxgames.available_games()] + [

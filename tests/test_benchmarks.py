@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import pathlib
 import subprocess
 import sys
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from tests.helpers import REPO, script_module
 
 
 def test_the_gpu_benchmark_runs_on_cpu_at_small_sizes(tmp_path):
@@ -31,16 +30,6 @@ def test_the_gpu_benchmark_runs_on_cpu_at_small_sizes(tmp_path):
     assert "first at or above 0.5 points against random" in text, text
     assert "wall time of the whole command" in text
     assert (tmp_path / "run" / "metrics.jsonl").exists()
-
-
-def _benchmark(name: str):
-    """The script benchmarks/NAME.py as a module (the folder is not a package)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_first_reached_reports_each_run_the_mean_of_runs_and_plots_wall_time(tmp_path, capsys):
@@ -72,7 +61,7 @@ def test_first_reached_reports_each_run_the_mean_of_runs_and_plots_wall_time(tmp
 
     a = run("a", [0.5, 0.99, 0.98, 1.0], [15, 30, 45, 60])
     b = run("b", [0.9, 0.97, 0.99, 0.99], [16, 31, 47, 62])
-    module = _benchmark("first_reached")
+    module = script_module("benchmarks/first_reached.py")
     assert (
         module.main([str(a), str(b), "--points", "0.985", "--plot", str(tmp_path / "c.png")]) == 0
     )
@@ -109,7 +98,7 @@ def test_step_profile_counts_a_loops_operations_once():
         x("ThunkExecutor::Execute", 0, 200),
         {"ph": "M", "name": "thread_name", "pid": 7, "tid": 1},
     ]
-    total, calls = _benchmark("step_profile").self_times(events)
+    total, calls = script_module("benchmarks/step_profile.py").self_times(events)
     assert dict(total) == {"while.1": 40, "fusion.body": 50, "fusion.inner": 10, "scatter.2": 130}
     assert dict(calls) == {"while.1": 1, "fusion.body": 2, "fusion.inner": 1, "scatter.2": 2}
     assert sum(total.values()) == 100 + 40 + 90  # each thread's busy time, once
@@ -125,7 +114,7 @@ def test_step_profile_lists_the_costliest_compiled_operations(capsys):
     from jaxgames import presets
     from jaxgames.builders import make_learner
 
-    module = _benchmark("step_profile")
+    module = script_module("benchmarks/step_profile.py")
     config = presets.load("tictactoe-td-farl")
     config = dataclasses.replace(config, train=dataclasses.replace(config.train, batch_size=8))
     module._thunks(make_learner(config), 4, chunks=2)
@@ -172,7 +161,7 @@ def test_large_batch_runs_the_preset_at_the_batch_sub_batch_and_openings_asked_f
     preset's random opening moves only where given."""
     from jaxgames import presets
 
-    module = _benchmark("large_batch")
+    module = script_module("benchmarks/large_batch.py")
     preset = presets.load("connect4-td-farl")
     config = module.run_config(preset, 4096, 256, 3, 20_000, opening_moves=2)
     assert config.train.batch_size == 4096 and config.train.seed == 3

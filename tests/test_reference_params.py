@@ -6,19 +6,14 @@ so on a CPU with other vector extensions the check is skipped rather than failed
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import pathlib
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
+from tests.helpers import REPO, script_module
+
 REFERENCE = json.loads((REPO / "tests" / "data" / "reference_params.json").read_text())
-_spec = importlib.util.spec_from_file_location(
-    "fingerprint_params", REPO / "scripts" / "fingerprint_params.py"
-)
-fingerprint_params = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(fingerprint_params)
+fingerprint_params = script_module("scripts/fingerprint_params.py")
 
 # two cheap ones by default (a FARL learner, max/min Q-learning); all ten with -m slow
 DEFAULT = {"tictactoe-td-farl", "tictactoe-tabular-q"}

@@ -3,21 +3,15 @@ its exit status and message, one line without a traceback, and nothing on disk c
 
 from __future__ import annotations
 
-import importlib.util
 import pathlib
 import re
 import shutil
-import sys
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[1]
-_spec = importlib.util.spec_from_file_location(
-    "reliability_cases", REPO / "scripts" / "reliability_cases.py"
-)
-cases = importlib.util.module_from_spec(_spec)
-sys.modules["reliability_cases"] = cases  # its dataclasses need their module registered
-_spec.loader.exec_module(cases)
+from tests.helpers import REPO, script_module
+
+cases = script_module("scripts/reliability_cases.py")
 
 # one worker runs this module, so that its trained run is trained once
 pytestmark = pytest.mark.xdist_group("cli")
