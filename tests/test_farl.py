@@ -386,17 +386,27 @@ def _grouped_learner(sub_batch: int, batch: int = 8):
     config = presets.load("tictactoe-td-farl")
     algo = dataclasses.replace(config.algorithm, lam=0.5, sub_batch=sub_batch)
     train = dataclasses.replace(config.train, batch_size=batch, chunk_steps=3)
-    return make_learner(dataclasses.replace(config, algorithm=algo, train=train))
+    # the eight lines of three, not the preset's whole board: boards share LUT entries, so the
+    # order of updates shows in the weights
+    lines = [[0, 1, 2], [3, 4, 5], [6, 7, 8], [0, 3, 6], [1, 4, 7], [2, 5, 8], [0, 4, 8], [2, 4, 6]]
+    approx = dataclasses.replace(config.approximator, tuples=lines)
+    config = dataclasses.replace(config, algorithm=algo, train=train, approximator=approx)
+    return make_learner(config)
 
 
 def test_sub_batches_update_one_after_another_from_the_weights_before_them():
-    """With sub_batch S the movers' update of a step is B / S updates in a row, group g's
-    errors computed from the weights groups 0 .. g-1 left: the same weights and histories as
-    applying `_mover_rows` of each slice of S games in turn (lambda 0.5: histories of three
-    boards; weights made non-zero first so that each group's errors depend on the last)."""
-    learner = _grouped_learner(2)
+    """With sub_batch S a step's update is B / S updates in a row, group g's errors computed
+    from the weights groups 0 .. g-1 left, each group updating as a batch of S games does:
+    the same weights and histories as applying, for each slice of S games in turn, one update
+    of its `_mover_rows` and the `_final_rows` of its first ended game (S / 8 rounds up to
+    one), then one more update per further ended game of the slice (lambda 0.5: histories of
+    three boards; weights made non-zero first so that each group's errors depend on the last;
+    a step in which games end in more than one group, two of them in one group)."""
+    learner = _grouped_learner(4, 16)
     game, model, spec = learner.game, learner.model, learner.settings
-    carry, _ = learner.chunk(learner.init(jax.random.key(1)))  # games under way, histories
+    carry = learner.init(jax.random.key(4))
+    for _ in range(3):  # games under way, histories
+        carry, _ = learner.chunk(carry)
     w = jax.random.uniform(jax.random.key(2), carry.params["w"].shape, minval=-0.5, maxval=0.5)
     carry = carry._replace(params={**carry.params, "w": w})
     # every piece jitted: eager, each of their ~400 primitives would be compiled on its own
@@ -404,36 +414,47 @@ def test_sub_batches_update_one_after_another_from_the_weights_before_them():
         jax.vmap(farl._decide, in_axes=(None, None, None, None, 0, 0, None, 0)),
         static_argnums=(0, 1, 2),
     )
-    keys = jax.random.split(jax.random.key(3), 8)
+    keys = jax.random.split(jax.random.key(3), 16)
     d = decide(game, model, spec, carry.params, carry.states, carry.features, 0.3, keys)
     done = d.after.terminated
+    per_group = np.asarray(done).reshape(4, 4).sum(axis=1)
+    assert np.sum(per_group > 0) > 1 and np.any(per_group == 2), per_group
+    assert farl.final_chunk(4, spec) == 1
     movers_rows = jax.jit(farl._movers_rows, static_argnums=(0, 1))
-    update = jax.jit(lambda p, s, hits, a: model.update(p, s, farl._flat(hits), a))
+    final_rows = jax.jit(farl._games_final_rows, static_argnums=(0, 1))
+    update = jax.jit(lambda p, s, hits, a: model.update(p, s, hits, a))
+    concat = lambda *rows: jax.tree.map(lambda *x: jnp.concatenate(x), *rows)
     alpha = jnp.float32(0.7)
-    params, scratch, memory, _, updated = jax.jit(
-        farl._grouped_mover_updates, static_argnums=(0, 1, 6)
-    )(model, spec, carry, d, done, alpha, 4)
+    grouped = jax.jit(farl._grouped_updates, static_argnums=(0, 1, 6, 7))
+    params, scratch, memory, _, updated = grouped(model, spec, carry, d, done, alpha, 4, 1)
     want_params, want_scratch, memories = carry.params, carry.scratch, []
+    per_game = (carry.memory, carry.states, carry.features, d)
     for g in range(4):
-        part = lambda x, g=g: x[2 * g : 2 * g + 2]
+        part = lambda x, g=g: x[4 * g : 4 * g + 4]
+        memory_g, states_g, features_g, d_g = jax.tree.map(part, per_game)
         hits, mem, _, _ = movers_rows(
-            model,
-            spec,
-            want_params,
-            *jax.tree.map(part, (carry.memory, carry.states, carry.features, d, done)),
+            model, spec, want_params, memory_g, states_g, features_g, d_g, done[4 * g : 4 * g + 4]
         )
-        want_params, want_scratch = update(want_params, want_scratch, hits, alpha)
+        rows = [farl._flat(hits)]
+        for i in np.flatnonzero(np.asarray(done[4 * g : 4 * g + 4])) + 4 * g:
+            one = lambda x, i=i: x[i : i + 1]
+            final = farl._flat(final_rows(model, spec, want_params, *jax.tree.map(one, per_game)))
+            want_params, want_scratch = update(
+                want_params, want_scratch, concat(*rows, final), alpha
+            )
+            rows = []
+        if rows:  # no game of the group ended
+            want_params, want_scratch = update(want_params, want_scratch, rows[0], alpha)
         memories.append(mem)
     want_memory = jax.tree.map(lambda *m: jnp.concatenate(m), *memories)
-    # one program against four: the same sums up to float rounding
+    # one program against several: the same sums up to float rounding
     close = functools.partial(np.testing.assert_allclose, rtol=1e-6, atol=1e-7)
     close(np.asarray(params["w"]), np.asarray(want_params["w"]))
     for got, want in zip(jax.tree.leaves(memory), jax.tree.leaves(want_memory), strict=True):
         close(np.asarray(got), np.asarray(want))
     np.testing.assert_array_equal(np.asarray(scratch), np.asarray(want_scratch))  # hit tally
-    assert int(updated.sum()) > 4
-    one = jax.jit(farl._grouped_mover_updates, static_argnums=(0, 1, 6))
-    together = one(model, spec, carry, d, done, alpha, 1)[0]
+    assert int(updated.sum()) > 8
+    together = grouped(model, spec, carry, d, done, alpha, 1, 1)[0]
     assert np.any(np.asarray(together["w"]) != np.asarray(params["w"])), "groups differ from one"
 
 

@@ -30,7 +30,8 @@ B games advance together: every lockstep step each game makes one move and contr
 update rows; all rows are applied at once from the same weights (the approximator decides how
 several hits on one weight combine; n-tuples combine them like sequential updates, see
 `jaxgames.approximators.ntuple`), or, with `sub_batch` S, in B / S updates of S games one
-after another, each from the weights the one before left.
+after another, each from the weights the one before left and each with its own games' rows,
+final adaptations included.
 """
 
 from __future__ import annotations
@@ -66,15 +67,17 @@ class FarlConfig(AlgorithmConfig):
     reward_scale: rewards are multiplied by this for learning (values live in scaled units;
         reported scores stay raw): 2048's tile sums into the range of the values.
     sub_batch: games per update (0: all B games of a lockstep step in one update). With
-        0 < sub_batch < B the movers' updates of one step are applied in B / sub_batch
-        groups one after another, each group's errors computed from the weights the groups
-        before it left (the moves themselves are still chosen from the weights at the start
-        of the step); it must divide B. Large batches then update as batches of sub_batch do.
-    final_games: how many ended games' final adaptation one update takes (0: B / 8). When
+        0 < sub_batch < B one step's updates are applied as B / sub_batch groups of game
+        slots one after another, each group's update taking its movers' rows and the final
+        rows of its games that ended, its errors computed from the weights the groups before
+        it left (the moves themselves are still chosen from the weights at the start of the
+        step); it must divide B. Large batches then update as batches of sub_batch do.
+    final_games: how many ended games' final adaptation one update takes (0: B / 8, or
+        sub_batch / 8 with update groups, each group taking its own ended games). When
         more games end in one step, further updates follow in a loop whose length depends on
-        the data (on a GPU each pass's test goes to the host); final_games >= B takes every
-        game in the one update, a fixed amount of work with no loop, at the price of a larger
-        update.
+        the data (on a GPU each pass's test goes to the host); final_games >= B (sub_batch
+        with groups) takes every game in the one update, a fixed amount of work with no loop,
+        at the price of a larger update.
     (gamma, random_opening_moves, alpha, epsilon: see `AlgorithmConfig`.)
     """
 
@@ -554,9 +557,59 @@ def update_groups(config: FarlConfig, batch_size: int) -> int:
     return batch_size // sub
 
 
-def _grouped_mover_updates(model, config, carry: Carry, d: Decision, done, alpha, groups: int):
-    """The movers' updates of one step in `groups` consecutive updates of B / groups games
-    each (game slots in order), each group's errors computed from the current weights.
+def _update_games(model, config, params, scratch, memory, states, features, d, done, alpha, chunk):
+    """One update from the movers' rows of a batch of games (or of a group of it) and the
+    final rows of the first `chunk` of its games that ended (the random part of a move can end
+    the game: then the mover's previous afterstate bootstraps on 0 and the chosen afterstate
+    is the terminal one), all from `params`; if more of its games ended (rare), further
+    updates of `chunk` games' final rows follow, each from the weights the one before left.
+
+    Returns:
+        (params, scratch, memory after the moves, abs_delta float32[b], updated bool[b]).
+    """
+    b = done.shape[0]
+    mover_hits, new_memory, abs_delta, updated = _movers_rows(
+        model, config, params, memory, states, features, d, done
+    )
+    num_done = jnp.sum(done, dtype=jnp.int32)
+    ended = jnp.nonzero(done, size=b + chunk, fill_value=0)[0]
+
+    def final_hits(params_, start):
+        """Final-adaptation rows of the ended games start .. start + chunk - 1."""
+        games = jax.lax.dynamic_slice(ended, (start,), (chunk,))
+        take = lambda x: x[games]
+        final = _games_final_rows(
+            model,
+            config,
+            params_,
+            jax.tree.map(take, memory),
+            jax.tree.map(take, states),
+            take(features),
+            jax.tree.map(take, d),
+        )
+        real = (start + jnp.arange(chunk) < num_done)[:, None]
+        return _flat(final._replace(valid=final.valid & real))
+
+    first = final_hits(params, 0)
+    hits = jax.tree.map(lambda a, c: jnp.concatenate([a, c]), _flat(mover_hits), first)
+    params, scratch = model.update(params, scratch, hits, alpha)
+
+    def more(loop):
+        params_, scratch_, start = loop
+        params_, scratch_ = model.update(params_, scratch_, final_hits(params_, start), alpha)
+        return params_, scratch_, start + chunk
+
+    if chunk < b:  # a loop whose length depends on the data: only when games can overflow
+        params, scratch, _ = jax.lax.while_loop(
+            lambda loop: loop[2] < num_done, more, (params, scratch, jnp.int32(chunk))
+        )
+    return params, scratch, new_memory, abs_delta, updated
+
+
+def _grouped_updates(model, config, carry: Carry, d: Decision, done, alpha, groups: int, chunk):
+    """One step's updates as `groups` batches of B / groups games (game slots in order), one
+    after another, each `_update_games` from the weights the group before left: its movers'
+    rows and the final rows of its ended games (`chunk` at a time).
 
     Returns:
         (params, scratch, memory, abs_delta float32[B], updated bool[B]).
@@ -566,12 +619,8 @@ def _grouped_mover_updates(model, config, carry: Carry, d: Decision, done, alpha
 
     def one_group(loop, group):
         params, scratch = loop
-        memory, states, features, decision, over = group
-        hits, memory, abs_delta, updated = _movers_rows(
-            model, config, params, memory, states, features, decision, over
-        )
-        params, scratch = model.update(params, scratch, _flat(hits), alpha)
-        return (params, scratch), (memory, abs_delta, updated)
+        params, scratch, *out = _update_games(model, config, params, scratch, *group, alpha, chunk)
+        return (params, scratch), tuple(out)
 
     (params, scratch), out = jax.lax.scan(
         one_group, (carry.params, carry.scratch), jax.tree.map(split, per_game)
@@ -581,8 +630,9 @@ def _grouped_mover_updates(model, config, carry: Carry, d: Decision, done, alpha
     return params, scratch, memory, abs_delta, updated
 
 
-# `_mover_rows` of every game of a batch (or of a group of it)
+# `_mover_rows` and `_final_rows` of every game of a batch (or of a group of it)
 _movers_rows = jax.vmap(_mover_rows, in_axes=(None, None, None, 0, 0, 0, 0, 0))
+_games_final_rows = jax.vmap(_final_rows, in_axes=(None, None, None, 0, 0, 0, 0))
 
 
 def _flat(hits: Hits) -> Hits:
@@ -594,10 +644,10 @@ def make_step(game: Game, model: ValueModel, config: FarlConfig, batch_size: int
     """`step(carry, _) -> (carry, Metrics)`: one lockstep move of all B games plus learning,
     from the phases choose, learn and refresh (`jaxgames.learning.lockstep`)."""
     init_state = game.init(jax.random.key(0)) if not game.stochastic else None
-    chunk = final_chunk(batch_size, config)
+    groups = update_groups(config, batch_size)
+    chunk = final_chunk(batch_size // groups, config)
     slots = compact_slots(game, model, config)
     b = batch_size
-    groups = update_groups(config, batch_size)
 
     def choose(carry: Carry, epsilon: Array, key: PRNGKey) -> Decision:
         """Every game's epsilon-greedy move, from the values of its afterstates (TD) or of
@@ -609,55 +659,27 @@ def make_step(game: Game, model: ValueModel, config: FarlConfig, batch_size: int
         return decide(game, model, config, params, states, carry.features, epsilon, keys, scored)
 
     def learn(carry: Carry, d: Decision, nxt: State, alpha: Array, keys) -> tuple[Carry, Any]:
-        """One update from every mover's rows and the first `chunk` ended games' final rows
-        (the random part of a move can end the game: then the mover's previous afterstate
-        bootstraps on 0 and the chosen afterstate is the terminal one); if more games ended in
-        this step (rare), further chunks follow with the updated weights."""
+        """The step's update (`_update_games`), or with `sub_batch` its groups' updates one
+        after another (`_grouped_updates`); then the ended games' histories are cleared."""
         del keys
-        states, features = carry.states, carry.features
         done = nxt.terminated
         if groups > 1:
-            params, scratch, memory, abs_delta, updated = _grouped_mover_updates(
-                model, config, carry, d, done, alpha, groups
+            params, scratch, memory, abs_delta, updated = _grouped_updates(
+                model, config, carry, d, done, alpha, groups, chunk
             )
         else:
-            mover_hits, memory, abs_delta, updated = _movers_rows(
-                model, config, carry.params, carry.memory, states, features, d, done
-            )
-        num_done = jnp.sum(done, dtype=jnp.int32)
-        ended = jnp.nonzero(done, size=b + chunk, fill_value=0)[0]
-
-        def final_hits(params_, start):
-            """Final-adaptation rows of the ended games start .. start + chunk - 1."""
-            games = jax.lax.dynamic_slice(ended, (start,), (chunk,))
-            take = lambda x: x[games]
-            final = jax.vmap(_final_rows, in_axes=(None, None, None, 0, 0, 0, 0))(
+            params, scratch, memory, abs_delta, updated = _update_games(
                 model,
                 config,
-                params_,
-                jax.tree.map(take, carry.memory),
-                jax.tree.map(take, states),
-                take(features),
-                jax.tree.map(take, d),
-            )
-            real = (start + jnp.arange(chunk) < num_done)[:, None]
-            return _flat(final._replace(valid=final.valid & real))
-
-        if groups > 1:  # the ended games' final rows from the weights the groups left
-            params, scratch = model.update(params, scratch, final_hits(params, 0), alpha)
-        else:  # one update: the movers' rows and the first chunk of final rows
-            first = final_hits(carry.params, 0)
-            hits = jax.tree.map(lambda a, c: jnp.concatenate([a, c]), _flat(mover_hits), first)
-            params, scratch = model.update(carry.params, carry.scratch, hits, alpha)
-
-        def more(loop):
-            params_, scratch_, start = loop
-            params_, scratch_ = model.update(params_, scratch_, final_hits(params_, start), alpha)
-            return params_, scratch_, start + chunk
-
-        if chunk < b:  # a loop whose length depends on the data: only when games can overflow
-            params, scratch, _ = jax.lax.while_loop(
-                lambda loop: loop[2] < num_done, more, (params, scratch, jnp.int32(chunk))
+                carry.params,
+                carry.scratch,
+                carry.memory,
+                carry.states,
+                carry.features,
+                d,
+                done,
+                alpha,
+                chunk,
             )
         memory = jax.tree.map(
             lambda m, z: jnp.where(done.reshape((b,) + (1,) * (m.ndim - 1)), z, m),
