@@ -476,7 +476,7 @@ def test_final_games_of_the_whole_batch_leave_no_loop_in_the_step():
     """By default an update takes the final rows of B / 8 ended games, and a loop whose length
     depends on the data takes the rest; `final_games >= B` takes every game in the one update,
     so the step has no while loop (TicTacToe n-tuples: incremental features, no passes over
-    legal moves)."""
+    legal moves). With sub-batches of S the same holds per group, with S for B."""
     from jaxgames import presets
     from jaxgames.builders import make_learner
 
@@ -487,5 +487,10 @@ def test_final_games_of_the_whole_batch_leave_no_loop_in_the_step():
     whole = dataclasses.replace(config.algorithm, final_games=16)
     assert farl.final_chunk(16, whole) == 16
     assert not _has_while(make_learner(dataclasses.replace(config, algorithm=whole)))
+    # with sub-batches each group's update takes its own ended games: S of them, no loop
+    grouped = _grouped_learner(4, 16)
+    assert _has_while(grouped)
+    algo = dataclasses.replace(grouped.config.algorithm, final_games=4)
+    assert not _has_while(make_learner(dataclasses.replace(grouped.config, algorithm=algo)))
     with pytest.raises(ValueError, match=r"final_games=-2: expected >= 0"):
         farl.FarlConfig(final_games=-2)
