@@ -11,7 +11,10 @@ agent's (final weights) sign accuracy on the won and lost positions of the UCI 8
 `--ab-games N` the points (a draw worth half, as GBG reports) of N games against the perfect
 player (AB), the agent moving first, at the milestones of `--ab-at` (default: the last).
 `sub_batch` 0 is one update per lockstep step; S > 0 applies the step's updates in B / S
-groups (`algorithm.sub_batch`). Training seconds exclude compile and the measurements. Seed S
+groups (`algorithm.sub_batch`). With `--average-from G` the run also keeps the running mean
+of the weights from game G on (`train.average_from`, sampled about 100 times up to `--games`;
+training itself is unchanged) and measures that mean beside the final weights at every
+milestone past G. Training seconds exclude compile and the measurements. Seed S
 starts from `jax.random.key(S)` (`jaxgames train --train.seed S` splits that key first, so
 its runs are other samples). A line per measurement, then one table.
 """
@@ -25,7 +28,7 @@ import time
 
 import jax
 
-from jaxgames import analysis, evaluation, presets
+from jaxgames import analysis, evaluation, presets, runlog
 from jaxgames.builders import make_learner
 from jaxgames.config import Config
 from jaxgames.datasets import load_uci_connect4
@@ -39,9 +42,11 @@ def run_config(
     seed: int,
     games: int,
     opening_moves: int | None = None,
+    average_from: int | None = None,
 ) -> Config:
     """The preset at batch size B, one seed, `games` games, epsilon on the preset's course;
-    `opening_moves`, where given, replaces the preset's `algorithm.random_opening_moves`."""
+    `opening_moves`, where given, replaces the preset's `algorithm.random_opening_moves`;
+    the weight mean from `average_from` games on (None: no mean, the preset's is dropped)."""
     algo = preset.algorithm
     epsilon = algo.epsilon
     if epsilon.games == 0:
@@ -52,32 +57,30 @@ def run_config(
         algo, epsilon=epsilon, sub_batch=sub_batch, random_opening_moves=opening_moves
     )
     train = dataclasses.replace(
-        preset.train, games=games, batch_size=batch, seed=seed, average_from=None
+        preset.train, games=games, batch_size=batch, seed=seed, average_from=average_from
     )
     return dataclasses.replace(preset, algorithm=algo, train=train)
 
 
 def one_run(config: Config, milestones: list[int], ab_games: int, ab_at: set, uci) -> list:
-    """Trains one run; returns a row per milestone: (games, train s, UCI accuracy, AB points)."""
+    """Trains one run; returns a row per milestone: (games, train s, UCI accuracy, AB points,
+    the weight mean's UCI accuracy, its AB points), the mean's NaN where there is none yet."""
     learner = make_learner(config)
     carry = learner.init(jax.random.key(config.train.seed))
     chunk = learner.chunk.lower(carry).compile()
     boards, outcomes = uci
     values = jax.jit(learner.position_values)
     perfect = make_opponent("perfect", learner.game) if ab_games else None
-    rows, seconds = [], 0.0
-    for target in milestones:
-        start = time.perf_counter()
-        while int(carry.games) < target:
-            carry, _ = chunk(carry)
-        jax.block_until_ready(carry.params)
-        seconds += time.perf_counter() - start
-        params = carry.params
+    t = config.train
+    period = runlog.average_period(config) if t.average_from is not None else 0
+    average, count = None, 0
+
+    def measure(params, ab: bool) -> tuple[float, float]:
         acc = analysis.uci_connect4_accuracy(
-            lambda s, p=params: values(p, s), boards, outcomes, learner.game
+            lambda s: values(params, s), boards, outcomes, learner.game
         )["decisive_accuracy"]
         points = float("nan")
-        if perfect is not None and target in ab_at:
+        if perfect is not None and ab:
             result = evaluation.arena(
                 learner.game,
                 learner.policy(params),
@@ -87,12 +90,29 @@ def one_run(config: Config, milestones: list[int], ab_games: int, ab_at: set, uc
                 seats="first",
             ).to_dict()
             points = (result["wins"] + 0.5 * result["draws"]) / result["games"]
-        rows.append((int(carry.games), seconds, acc, points))
-        t = config.train
+        return acc, points
+
+    rows, seconds = [], 0.0
+    for target in milestones:
+        start = time.perf_counter()
+        while int(carry.games) < target:
+            before = int(carry.games)
+            carry, _ = chunk(carry)
+            if period and runlog.crossed(before, int(carry.games), period, t.average_from):
+                count += 1
+                average = runlog.accumulate(average, carry.params, count)
+        jax.block_until_ready(carry.params)
+        seconds += time.perf_counter() - start
+        acc, points = measure(carry.params, target in ab_at)
+        mean_acc, mean_points = float("nan"), float("nan")
+        if average is not None:
+            mean_acc, mean_points = measure(average, target in ab_at)
+        rows.append((int(carry.games), seconds, acc, points, mean_acc, mean_points))
+        mean = f", mean ({count} samples) UCI {mean_acc:.3f}, AB {mean_points:.3f}" if count else ""
         print(
             f"  B {t.batch_size} sub {config.algorithm.sub_batch} "
             f"openings {config.algorithm.random_opening_moves} seed {t.seed}: "
-            f"{int(carry.games):,} games, {seconds:.0f} s, UCI {acc:.3f}, AB {points:.3f}",
+            f"{int(carry.games):,} games, {seconds:.0f} s, UCI {acc:.3f}, AB {points:.3f}{mean}",
             flush=True,
         )
     return rows
@@ -114,6 +134,12 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="the first K moves of every training game random (default: the preset's)",
     )
+    parser.add_argument(
+        "--average-from",
+        type=int,
+        default=None,
+        help="also measure the mean of the weights from game G on (default: no mean)",
+    )
     args = parser.parse_args(argv)
     preset = presets.load(args.preset)
     milestones = sorted(set(args.milestones) | {args.games})
@@ -125,14 +151,22 @@ def main(argv: list[str] | None = None) -> None:
             if sub >= b:
                 continue
             for seed in args.seeds:
-                config = run_config(preset, b, sub, seed, args.games, args.opening_moves)
-                for games, secs, acc, points in one_run(
+                config = run_config(
+                    preset, b, sub, seed, args.games, args.opening_moves, args.average_from
+                )
+                for row in one_run(
                     config, milestones, args.ab_games, set(args.ab_at) or {args.games}, uci
                 ):
-                    table.append((b, sub, seed, games, secs, acc, points))
-    print(f"{'B':>6}{'sub':>6}{'seed':>6}{'games':>11}{'train s':>9}{'UCI acc':>9}{'AB pts':>8}")
-    for b, sub, seed, games, secs, acc, points in table:
-        print(f"{b:>6}{sub:>6}{seed:>6}{games:>11,}{secs:>9.0f}{acc:>9.3f}{points:>8.3f}")
+                    table.append((b, sub, seed, *row))
+    head = f"{'B':>6}{'sub':>6}{'seed':>6}{'games':>11}{'train s':>9}{'UCI acc':>9}{'AB pts':>8}"
+    if args.average_from is not None:
+        head += f"{'mean UCI':>10}{'mean AB':>9}"
+    print(head)
+    for b, sub, seed, games, secs, acc, points, mean_acc, mean_points in table:
+        line = f"{b:>6}{sub:>6}{seed:>6}{games:>11,}{secs:>9.0f}{acc:>9.3f}{points:>8.3f}"
+        if args.average_from is not None:
+            line += f"{mean_acc:>10.3f}{mean_points:>9.3f}"
+        print(line)
 
 
 if __name__ == "__main__":

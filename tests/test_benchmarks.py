@@ -157,8 +157,8 @@ def test_ntuple_update_benchmark_times_two_checkouts_and_compares_their_weights(
 def test_large_batch_runs_the_preset_at_the_batch_sub_batch_and_openings_asked_for():
     """`benchmarks/large_batch.py`'s run config: the preset at the given B, sub-batch, seed and
     game count, epsilon kept on the preset's own course (its 6M games, not the short run's),
-    no weight mean (the agent is the final weights), and `--opening-moves` replacing the
-    preset's random opening moves only where given."""
+    no weight mean unless `--average-from` asks for one (the agent is the final weights), and
+    `--opening-moves` replacing the preset's random opening moves only where given."""
     from jaxgames import presets
 
     module = script_module("benchmarks/large_batch.py")
@@ -171,5 +171,8 @@ def test_large_batch_runs_the_preset_at_the_batch_sub_batch_and_openings_asked_f
     assert config.approximator == preset.approximator
     kept = module.run_config(preset, 256, 0, 0, 20_000)
     assert kept.algorithm.random_opening_moves == preset.algorithm.random_opening_moves == 0
+    assert preset.train.average_from is not None and kept.train.average_from is None
+    mean = module.run_config(preset, 16384, 256, 1, 4_000_000, average_from=1_000_000)
+    assert mean.train.average_from == 1_000_000 and mean.train.games == 4_000_000
     fiar = presets.load("fiar-ntuple-sarsa")
     assert module.run_config(fiar, 64, 0, 0, 100).algorithm.random_opening_moves == 2
