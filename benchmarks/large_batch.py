@@ -105,7 +105,9 @@ def one_run(config: Config, milestones: list[int], ab_games: int, ab_at: set, uc
         seconds += time.perf_counter() - start
         acc, points = measure(carry.params, target in ab_at)
         mean_acc, mean_points = float("nan"), float("nan")
-        if average is not None:
+        if count == 1:  # one sample: the mean is the final weights, bit for bit
+            mean_acc, mean_points = acc, points
+        elif average is not None:
             mean_acc, mean_points = measure(average, target in ab_at)
         rows.append((int(carry.games), seconds, acc, points, mean_acc, mean_points))
         mean = f", mean ({count} samples) UCI {mean_acc:.3f}, AB {mean_points:.3f}" if count else ""
