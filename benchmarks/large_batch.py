@@ -14,9 +14,10 @@ player (AB), the agent moving first, at the milestones of `--ab-at` (default: th
 groups (`algorithm.sub_batch`). With `--average-from G` the run also keeps the running mean
 of the weights from game G on (`train.average_from`, sampled about 100 times up to `--games`;
 training itself is unchanged) and measures that mean beside the final weights at every
-milestone past G. Training seconds exclude compile and the measurements. Seed S
-starts from `jax.random.key(S)` (`jaxgames train --train.seed S` splits that key first, so
-its runs are other samples). A line per measurement, then one table.
+milestone past G. `--alpha-scale F` multiplies the preset's step size. Training seconds
+exclude compile and the measurements. Seed S starts from `jax.random.key(S)` (`jaxgames
+train --train.seed S` splits that key first, so its runs are other samples). A line per
+measurement, then one table.
 """
 
 from __future__ import annotations
@@ -43,18 +44,29 @@ def run_config(
     games: int,
     opening_moves: int | None = None,
     average_from: int | None = None,
+    alpha_scale: float = 1.0,
 ) -> Config:
     """The preset at batch size B, one seed, `games` games, epsilon on the preset's course;
     `opening_moves`, where given, replaces the preset's `algorithm.random_opening_moves`;
-    the weight mean from `average_from` games on (None: no mean, the preset's is dropped)."""
+    the weight mean from `average_from` games on (None: no mean, the preset's is dropped);
+    the step size's schedule (start and end) times `alpha_scale`."""
+    if not alpha_scale > 0:
+        raise ValueError(f"alpha_scale {alpha_scale}: expected a number > 0")
     algo = preset.algorithm
+    alpha = dataclasses.replace(
+        algo.alpha, start=algo.alpha.start * alpha_scale, end=algo.alpha.end * alpha_scale
+    )
     epsilon = algo.epsilon
     if epsilon.games == 0:
         epsilon = dataclasses.replace(epsilon, games=preset.train.games)
     if opening_moves is None:
         opening_moves = algo.random_opening_moves
     algo = dataclasses.replace(
-        algo, epsilon=epsilon, sub_batch=sub_batch, random_opening_moves=opening_moves
+        algo,
+        alpha=alpha,
+        epsilon=epsilon,
+        sub_batch=sub_batch,
+        random_opening_moves=opening_moves,
     )
     train = dataclasses.replace(
         preset.train, games=games, batch_size=batch, seed=seed, average_from=average_from
@@ -113,7 +125,8 @@ def one_run(config: Config, milestones: list[int], ab_games: int, ab_at: set, uc
         mean = f", mean ({count} samples) UCI {mean_acc:.3f}, AB {mean_points:.3f}" if count else ""
         print(
             f"  B {t.batch_size} sub {config.algorithm.sub_batch} "
-            f"openings {config.algorithm.random_opening_moves} seed {t.seed}: "
+            f"openings {config.algorithm.random_opening_moves} "
+            f"alpha {config.algorithm.alpha.start:g} seed {t.seed}: "
             f"{int(carry.games):,} games, {seconds:.0f} s, UCI {acc:.3f}, AB {points:.3f}{mean}",
             flush=True,
         )
@@ -142,6 +155,12 @@ def main(argv: list[str] | None = None) -> None:
         default=None,
         help="also measure the mean of the weights from game G on (default: no mean)",
     )
+    parser.add_argument(
+        "--alpha-scale",
+        type=float,
+        default=1.0,
+        help="the preset's step size (schedule start and end) times F (default: 1)",
+    )
     args = parser.parse_args(argv)
     preset = presets.load(args.preset)
     milestones = sorted(set(args.milestones) | {args.games})
@@ -154,7 +173,14 @@ def main(argv: list[str] | None = None) -> None:
                 continue
             for seed in args.seeds:
                 config = run_config(
-                    preset, b, sub, seed, args.games, args.opening_moves, args.average_from
+                    preset,
+                    b,
+                    sub,
+                    seed,
+                    args.games,
+                    args.opening_moves,
+                    args.average_from,
+                    args.alpha_scale,
                 )
                 for row in one_run(
                     config, milestones, args.ab_games, set(args.ab_at) or {args.games}, uci

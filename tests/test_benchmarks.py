@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from tests.helpers import REPO, script_module
 
 
@@ -158,7 +160,8 @@ def test_large_batch_runs_the_preset_at_the_batch_sub_batch_and_openings_asked_f
     """`benchmarks/large_batch.py`'s run config: the preset at the given B, sub-batch, seed and
     game count, epsilon kept on the preset's own course (its 6M games, not the short run's),
     no weight mean unless `--average-from` asks for one (the agent is the final weights), and
-    `--opening-moves` replacing the preset's random opening moves only where given."""
+    `--opening-moves` replacing the preset's random opening moves only where given, the step
+    size scaled by `--alpha-scale` and refused where that is not positive."""
     from jaxgames import presets
 
     module = script_module("benchmarks/large_batch.py")
@@ -174,5 +177,10 @@ def test_large_batch_runs_the_preset_at_the_batch_sub_batch_and_openings_asked_f
     assert preset.train.average_from is not None and kept.train.average_from is None
     mean = module.run_config(preset, 16384, 256, 1, 4_000_000, average_from=1_000_000)
     assert mean.train.average_from == 1_000_000 and mean.train.games == 4_000_000
+    assert mean.algorithm.alpha == preset.algorithm.alpha  # the step size kept by default
+    half = module.run_config(preset, 16384, 256, 0, 100, alpha_scale=0.5).algorithm.alpha
+    assert half.start == preset.algorithm.alpha.start / 2 and half.kind == "constant"
+    with pytest.raises(ValueError, match=r"alpha_scale 0\.0: expected a number > 0"):
+        module.run_config(preset, 256, 0, 0, 100, alpha_scale=0.0)
     fiar = presets.load("fiar-ntuple-sarsa")
     assert module.run_config(fiar, 64, 0, 0, 100).algorithm.random_opening_moves == 2
