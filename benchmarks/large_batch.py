@@ -14,7 +14,11 @@ player (AB), the agent moving first, at the milestones of `--ab-at` (default: th
 groups (`algorithm.sub_batch`). With `--average-from G` the run also keeps the running mean
 of the weights from game G on (`train.average_from`, sampled about 100 times up to `--games`;
 training itself is unchanged) and measures that mean beside the final weights at every
-milestone past G. `--alpha-scale F` multiplies the preset's step size. Training seconds
+milestone past G. `--alpha-scale F` multiplies the preset's step size. `--fresh-moves` (with
+S > 0) plays the B games as B / S lockstep batches of S that move and learn in turn
+(`lockstep.interleave`), each choosing its moves from the weights the batch before it left:
+the update groups' rows as without it, but no move chosen from weights older than one update
+(a probe of what stale moves cost; it runs at the speed of B = S). Training seconds
 exclude compile and the measurements. Seed S starts from `jax.random.key(S)` (`jaxgames
 train --train.seed S` splits that key first, so its runs are other samples). A line per
 measurement, then one table.
@@ -30,9 +34,10 @@ import time
 import jax
 
 from jaxgames import analysis, evaluation, presets, runlog
-from jaxgames.builders import make_learner
+from jaxgames.builders import chunk_steps, make_learner
 from jaxgames.config import Config
 from jaxgames.datasets import load_uci_connect4
+from jaxgames.learning import lockstep
 from jaxgames.opponents import make_opponent
 
 
@@ -74,12 +79,34 @@ def run_config(
     return dataclasses.replace(preset, algorithm=algo, train=train)
 
 
-def one_run(config: Config, milestones: list[int], ab_games: int, ab_at: set, uci) -> list:
-    """Trains one run; returns a row per milestone: (games, train s, UCI accuracy, AB points,
-    the weight mean's UCI accuracy, its AB points), the mean's NaN where there is none yet."""
-    learner = make_learner(config)
+def fresh_chunk(learner, config: Config):
+    """The training chunk with the B games as B / S interleaved lockstep batches of S =
+    `algorithm.sub_batch` (`lockstep.interleave`): each batch's moves from the weights the
+    batch before it left."""
+    sub, b = config.algorithm.sub_batch, config.train.batch_size
+    if not 0 < sub < b:
+        raise ValueError(f"--fresh-moves needs 0 < sub-batch < B: got sub-batch {sub}, B {b}")
+    one = dataclasses.replace(learner.settings, sub_batch=0)
+    step = learner.definition.make_step(learner.game, learner.model, one, sub)
+    step = lockstep.interleave(step, b // sub, learner.definition.per_game)
+    return lockstep.jit_chunk(step, chunk_steps(config))
+
+
+def one_run(
+    config: Config,
+    milestones: list[int],
+    ab_games: int,
+    ab_at: set,
+    uci,
+    fresh_moves: bool = False,
+) -> list:
+    """Trains one run (`fresh_moves`: see `fresh_chunk`); returns a row per milestone: (games,
+    train s, UCI accuracy, AB points, the weight mean's UCI accuracy, its AB points), the
+    mean's NaN where there is none yet."""
+    learner = make_learner(config, with_chunk=not fresh_moves)
     carry = learner.init(jax.random.key(config.train.seed))
-    chunk = learner.chunk.lower(carry).compile()
+    train_chunk = fresh_chunk(learner, config) if fresh_moves else learner.chunk
+    chunk = train_chunk.lower(carry).compile()
     boards, outcomes = uci
     values = jax.jit(learner.position_values)
     perfect = make_opponent("perfect", learner.game) if ab_games else None
@@ -124,7 +151,7 @@ def one_run(config: Config, milestones: list[int], ab_games: int, ab_at: set, uc
         rows.append((int(carry.games), seconds, acc, points, mean_acc, mean_points))
         mean = f", mean ({count} samples) UCI {mean_acc:.3f}, AB {mean_points:.3f}" if count else ""
         print(
-            f"  B {t.batch_size} sub {config.algorithm.sub_batch} "
+            f"  B {t.batch_size} sub {config.algorithm.sub_batch}{' fresh' if fresh_moves else ''} "
             f"openings {config.algorithm.random_opening_moves} "
             f"alpha {config.algorithm.alpha.start:g} seed {t.seed}: "
             f"{int(carry.games):,} games, {seconds:.0f} s, UCI {acc:.3f}, AB {points:.3f}{mean}",
@@ -161,6 +188,11 @@ def main(argv: list[str] | None = None) -> None:
         default=1.0,
         help="the preset's step size (schedule start and end) times F (default: 1)",
     )
+    parser.add_argument(
+        "--fresh-moves",
+        action="store_true",
+        help="B / S interleaved batches of S, each moving from the newest weights",
+    )
     args = parser.parse_args(argv)
     preset = presets.load(args.preset)
     milestones = sorted(set(args.milestones) | {args.games})
@@ -182,9 +214,8 @@ def main(argv: list[str] | None = None) -> None:
                     args.average_from,
                     args.alpha_scale,
                 )
-                for row in one_run(
-                    config, milestones, args.ab_games, set(args.ab_at) or {args.games}, uci
-                ):
+                ab_at = set(args.ab_at) or {args.games}
+                for row in one_run(config, milestones, args.ab_games, ab_at, uci, args.fresh_moves):
                     table.append((b, sub, seed, *row))
     head = f"{'B':>6}{'sub':>6}{'seed':>6}{'games':>11}{'train s':>9}{'UCI acc':>9}{'AB pts':>8}"
     if args.average_from is not None:

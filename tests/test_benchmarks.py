@@ -184,3 +184,8 @@ def test_large_batch_runs_the_preset_at_the_batch_sub_batch_and_openings_asked_f
         module.run_config(preset, 256, 0, 0, 100, alpha_scale=0.0)
     fiar = presets.load("fiar-ntuple-sarsa")
     assert module.run_config(fiar, 64, 0, 0, 100).algorithm.random_opening_moves == 2
+    from jaxgames.builders import make_learner
+
+    whole = module.run_config(preset, 256, 0, 0, 100)
+    with pytest.raises(ValueError, match="--fresh-moves needs 0 < sub-batch < B: got sub-batch 0"):
+        module.fresh_chunk(make_learner(whole, with_chunk=False), whole)

@@ -458,6 +458,52 @@ def test_sub_batches_update_one_after_another_from_the_weights_before_them():
     assert np.any(np.asarray(together["w"]) != np.asarray(params["w"])), "groups differ from one"
 
 
+def test_interleaved_batches_move_and_learn_in_turn_from_the_newest_weights():
+    """`lockstep.interleave(step_S, G, per_game)` on a carry of B = G * S games is the step of S
+    games applied to each slice of S slots in turn, every slice's moves chosen from the
+    weights the slice before it left (a learned carry, so that the weights matter; lambda 0.5:
+    histories carried per game); its metrics are the slices' sums. G = 1 is the step itself."""
+    from jaxgames.learning import lockstep
+
+    learner = _grouped_learner(0, 8)
+    game, model, spec = learner.game, learner.model, learner.settings
+    per_game = learner.definition.per_game
+    carry = learner.init(jax.random.key(5))
+    for _ in range(40):
+        carry, _ = learner.chunk(carry)
+    step = farl.make_step(game, model, spec, 4)
+    got, metrics = jax.jit(lockstep.interleave(step, 2, per_game))(carry, None)
+    shared, slices, per_step = carry, [], []
+    for g in range(2):
+        part = lambda x, g=g: x[4 * g : 4 * g + 4]
+        fields = {name: jax.tree.map(part, getattr(carry, name)) for name in per_game}
+        shared, m = jax.jit(step)(shared._replace(**fields), None)
+        slices.append({name: getattr(shared, name) for name in per_game})
+        per_step.append(m)
+    joined = jax.tree.map(lambda a, b: jnp.concatenate([a, b]), *slices)
+    want = shared._replace(**joined)
+    plain = lambda x: (
+        jax.random.key_data(x) if jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key) else x
+    )
+    # one program against several: the same sums up to float rounding
+    close = functools.partial(np.testing.assert_allclose, rtol=1e-6, atol=1e-7)
+    for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+        close(np.asarray(plain(a)), np.asarray(plain(b)))
+    summed = jax.tree.map(lambda a, b: a + b, *per_step)
+    for a, b in zip(jax.tree.leaves(metrics), jax.tree.leaves(summed), strict=True):
+        close(np.asarray(a), np.asarray(b))
+    assert int(metrics.stats.moves) == 8 and int(metrics.updates) > 0
+    whole = farl.make_step(game, model, spec, 8)
+    alone, _ = jax.jit(whole)(carry, None)
+    itself, _ = jax.jit(lockstep.interleave(whole, 1, per_game))(carry, None)
+    np.testing.assert_array_equal(np.asarray(itself.params["w"]), np.asarray(alone.params["w"]))
+    np.testing.assert_array_equal(np.asarray(itself.states.board), np.asarray(alone.states.board))
+    with pytest.raises(ValueError, match="groups=3 does not divide the carry's 8 games"):
+        lockstep.interleave(step, 3, per_game)(carry, None)
+    with pytest.raises(ValueError, match=r"groups=0: expected >= 1"):
+        lockstep.interleave(step, 0, per_game)
+
+
 def test_sub_batch_must_divide_the_batch():
     with pytest.raises(ValueError, match="sub_batch=3 does not divide batch_size=8"):
         _grouped_learner(3)

@@ -148,6 +148,49 @@ def make_step(
     return step
 
 
+def interleave(
+    step: Callable[[Carry, Any], tuple[Carry, Metrics]], groups: int, per_game: tuple[str, ...]
+) -> Callable[[Carry, Any], tuple[Carry, Metrics]]:
+    """`step(carry, _)` over B games from a `step` made for B / groups: the B game slots as
+    `groups` lockstep batches (slots in order), each moving and learning in turn from the
+    parameters the batch before it left, so that no game's move is chosen from parameters
+    older than its own batch's last update (with a learner's update groups of the same size,
+    the moves of all B games come from the parameters at the start of the step). It costs what
+    `groups` steps of B / groups games cost and makes the same number of moves as one of B.
+
+    Args:
+        step: a lockstep step (`make_step`) for B / groups games.
+        groups: how many batches the carry's B games form; must divide B.
+        per_game: the carry's fields with the games on their leading axis
+            (`LearnerDef.per_game`); the others (parameters, counters, key) pass from one
+            batch to the next.
+    """
+    if groups < 1:
+        raise ValueError(f"groups={groups}: expected >= 1")
+
+    def run(carry: Carry, _: Any) -> tuple[Carry, Metrics]:
+        b = jax.tree.leaves(getattr(carry, per_game[0]))[0].shape[0]
+        if b % groups:
+            raise ValueError(f"groups={groups} does not divide the carry's {b} games")
+        split = lambda x: x.reshape(groups, b // groups, *x.shape[1:])
+        parts = {name: jax.tree.map(split, getattr(carry, name)) for name in per_game}
+        hollow = {name: None for name in per_game}
+
+        def one(shared: Carry, part: dict) -> tuple[Carry, tuple[dict, Metrics]]:
+            new, metrics = step(shared._replace(**part), None)
+            return new._replace(**hollow), (
+                {name: getattr(new, name) for name in per_game},
+                metrics,
+            )
+
+        shared, (parts, metrics) = jax.lax.scan(one, carry._replace(**hollow), parts)
+        join = lambda x: x.reshape(b, *x.shape[2:])
+        merged = {name: jax.tree.map(join, value) for name, value in parts.items()}
+        return shared._replace(**merged), jax.tree.map(lambda x: jnp.sum(x, axis=0), metrics)
+
+    return run
+
+
 def jit_chunk(step: Callable[[Carry, Any], tuple[Carry, Metrics]], num_steps: int):
     """`chunk(carry) -> (carry, Metrics)`: `num_steps` calls of `step` in one jitted scan, the
     per-step metrics summed, the carry donated."""
