@@ -14,14 +14,12 @@ player (AB), the agent moving first, at the milestones of `--ab-at` (default: th
 groups (`algorithm.sub_batch`). With `--average-from G` the run also keeps the running mean
 of the weights from game G on (`train.average_from`, sampled about 100 times up to `--games`;
 training itself is unchanged) and measures that mean beside the final weights at every
-milestone past G. `--alpha-scale F` multiplies the preset's step size. `--fresh-moves` (with
-S > 0) plays the B games as B / S lockstep batches of S that move and learn in turn
-(`lockstep.interleave`), each choosing its moves from the weights the batch before it left:
-the update groups' rows as without it, but no move chosen from weights older than one update
-(a probe of what stale moves cost; it runs at the speed of B = S). Training seconds
-exclude compile and the measurements. Seed S starts from `jax.random.key(S)` (`jaxgames
-train --train.seed S` splits that key first, so its runs are other samples). A line per
-measurement, then one table.
+milestone past G. `--alpha-scale F` multiplies the preset's step size. `--move-batch M`
+plays the B games as B / M lockstep batches of M that move and learn in turn
+(`lockstep.interleave`), each choosing its moves from the weights the batch before it left
+and updating in its M / S groups of S: the same number of updates of S games per step, but no
+move chosen from weights more than M / S updates old (without it, up to B / S); a probe of
+what stale moves cost, at the speed of B = M. `--fresh-moves` is M = S.
 """
 
 from __future__ import annotations
@@ -79,16 +77,19 @@ def run_config(
     return dataclasses.replace(preset, algorithm=algo, train=train)
 
 
-def fresh_chunk(learner, config: Config):
-    """The training chunk with the B games as B / S interleaved lockstep batches of S =
-    `algorithm.sub_batch` (`lockstep.interleave`): each batch's moves from the weights the
-    batch before it left."""
+def interleaved_chunk(learner, config: Config, move_batch: int):
+    """The training chunk with the B games as B / M interleaved lockstep batches of M =
+    `move_batch` (`lockstep.interleave`), each with the update groups of S =
+    `algorithm.sub_batch` (one update where S is 0 or >= M): each batch's moves from the
+    weights the batch before it left."""
     sub, b = config.algorithm.sub_batch, config.train.batch_size
-    if not 0 < sub < b:
-        raise ValueError(f"--fresh-moves needs 0 < sub-batch < B: got sub-batch {sub}, B {b}")
-    one = dataclasses.replace(learner.settings, sub_batch=0)
-    step = learner.definition.make_step(learner.game, learner.model, one, sub)
-    step = lockstep.interleave(step, b // sub, learner.definition.per_game)
+    if not 0 < move_batch < b or b % move_batch:
+        raise ValueError(f"move batch {move_batch}: expected a divisor of B = {b} below it")
+    if 0 < sub < move_batch and move_batch % sub:
+        raise ValueError(f"sub-batch {sub} does not divide the move batch {move_batch}")
+    inner = dataclasses.replace(learner.settings, sub_batch=sub if sub < move_batch else 0)
+    step = learner.definition.make_step(learner.game, learner.model, inner, move_batch)
+    step = lockstep.interleave(step, b // move_batch, learner.definition.per_game)
     return lockstep.jit_chunk(step, chunk_steps(config))
 
 
@@ -98,14 +99,16 @@ def one_run(
     ab_games: int,
     ab_at: set,
     uci,
-    fresh_moves: bool = False,
+    move_batch: int = 0,
 ) -> list:
-    """Trains one run (`fresh_moves`: see `fresh_chunk`); returns a row per milestone: (games,
-    train s, UCI accuracy, AB points, the weight mean's UCI accuracy, its AB points), the
-    mean's NaN where there is none yet."""
-    learner = make_learner(config, with_chunk=not fresh_moves)
+    """Trains one run (`move_batch` > 0: see `interleaved_chunk`); returns a row per
+    milestone: (games, train s, UCI accuracy, AB points, the weight mean's UCI accuracy, its
+    AB points), the mean's NaN where there is none yet."""
+    learner = make_learner(config, with_chunk=not move_batch)
     carry = learner.init(jax.random.key(config.train.seed))
-    train_chunk = fresh_chunk(learner, config) if fresh_moves else learner.chunk
+    train_chunk = learner.chunk
+    if move_batch:
+        train_chunk = interleaved_chunk(learner, config, move_batch)
     chunk = train_chunk.lower(carry).compile()
     boards, outcomes = uci
     values = jax.jit(learner.position_values)
@@ -150,8 +153,9 @@ def one_run(
             mean_acc, mean_points = measure(average, target in ab_at)
         rows.append((int(carry.games), seconds, acc, points, mean_acc, mean_points))
         mean = f", mean ({count} samples) UCI {mean_acc:.3f}, AB {mean_points:.3f}" if count else ""
+        moves = f" moves {move_batch}" if move_batch else ""
         print(
-            f"  B {t.batch_size} sub {config.algorithm.sub_batch}{' fresh' if fresh_moves else ''} "
+            f"  B {t.batch_size} sub {config.algorithm.sub_batch}{moves} "
             f"openings {config.algorithm.random_opening_moves} "
             f"alpha {config.algorithm.alpha.start:g} seed {t.seed}: "
             f"{int(carry.games):,} games, {seconds:.0f} s, UCI {acc:.3f}, AB {points:.3f}{mean}",
@@ -189,10 +193,12 @@ def main(argv: list[str] | None = None) -> None:
         help="the preset's step size (schedule start and end) times F (default: 1)",
     )
     parser.add_argument(
-        "--fresh-moves",
-        action="store_true",
-        help="B / S interleaved batches of S, each moving from the newest weights",
+        "--move-batch",
+        type=int,
+        default=0,
+        help="B / M interleaved batches of M, each moving from the newest weights (0: off)",
     )
+    parser.add_argument("--fresh-moves", action="store_true", help="--move-batch S")
     args = parser.parse_args(argv)
     preset = presets.load(args.preset)
     milestones = sorted(set(args.milestones) | {args.games})
@@ -215,7 +221,10 @@ def main(argv: list[str] | None = None) -> None:
                     args.alpha_scale,
                 )
                 ab_at = set(args.ab_at) or {args.games}
-                for row in one_run(config, milestones, args.ab_games, ab_at, uci, args.fresh_moves):
+                move_batch = sub if args.fresh_moves else args.move_batch
+                if move_batch >= b:
+                    move_batch = 0
+                for row in one_run(config, milestones, args.ab_games, ab_at, uci, move_batch):
                     table.append((b, sub, seed, *row))
     head = f"{'B':>6}{'sub':>6}{'seed':>6}{'games':>11}{'train s':>9}{'UCI acc':>9}{'AB pts':>8}"
     if args.average_from is not None:

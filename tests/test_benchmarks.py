@@ -187,5 +187,9 @@ def test_large_batch_runs_the_preset_at_the_batch_sub_batch_and_openings_asked_f
     from jaxgames.builders import make_learner
 
     whole = module.run_config(preset, 256, 0, 0, 100)
-    with pytest.raises(ValueError, match="--fresh-moves needs 0 < sub-batch < B: got sub-batch 0"):
-        module.fresh_chunk(make_learner(whole, with_chunk=False), whole)
+    learner = make_learner(whole, with_chunk=False)
+    with pytest.raises(ValueError, match="move batch 96: expected a divisor of B = 256 below it"):
+        module.interleaved_chunk(learner, whole, 96)
+    grouped = module.run_config(preset, 256, 48, 0, 100)
+    with pytest.raises(ValueError, match="sub-batch 48 does not divide the move batch 128"):
+        module.interleaved_chunk(learner, grouped, 128)
