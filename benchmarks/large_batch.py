@@ -154,6 +154,7 @@ def one_run(
         rows.append((int(carry.games), seconds, acc, points, mean_acc, mean_points))
         mean = f", mean ({count} samples) UCI {mean_acc:.3f}, AB {mean_points:.3f}" if count else ""
         moves = f" moves {move_batch}" if move_batch else ""
+        moves += " fresh targets" if config.algorithm.fresh_targets else ""
         print(
             f"  B {t.batch_size} sub {config.algorithm.sub_batch}{moves} "
             f"openings {config.algorithm.random_opening_moves} "
@@ -199,6 +200,11 @@ def main(argv: list[str] | None = None) -> None:
         help="B / M interleaved batches of M, each moving from the newest weights (0: off)",
     )
     parser.add_argument("--fresh-moves", action="store_true", help="--move-batch S")
+    parser.add_argument(
+        "--fresh-targets",
+        action="store_true",
+        help="each update group's targets from the newest weights (algorithm.fresh_targets)",
+    )
     args = parser.parse_args(argv)
     preset = presets.load(args.preset)
     milestones = sorted(set(args.milestones) | {args.games})
@@ -220,6 +226,9 @@ def main(argv: list[str] | None = None) -> None:
                     args.average_from,
                     args.alpha_scale,
                 )
+                if args.fresh_targets and sub:
+                    algo = dataclasses.replace(config.algorithm, fresh_targets=True)
+                    config = dataclasses.replace(config, algorithm=algo)
                 ab_at = set(args.ab_at) or {args.games}
                 move_batch = sub if args.fresh_moves else args.move_batch
                 if move_batch >= b:

@@ -379,12 +379,12 @@ def test_training_on_legal_moves_alone_learns_the_same_weights(monkeypatch):
     )
 
 
-def _grouped_learner(sub_batch: int, batch: int = 8):
+def _grouped_learner(sub_batch: int, batch: int = 8, preset: str = "tictactoe-td-farl", **algo):
     from jaxgames import presets
     from jaxgames.builders import make_learner
 
-    config = presets.load("tictactoe-td-farl")
-    algo = dataclasses.replace(config.algorithm, lam=0.5, sub_batch=sub_batch)
+    config = presets.load(preset)
+    algo = dataclasses.replace(config.algorithm, lam=0.5, sub_batch=sub_batch, **algo)
     train = dataclasses.replace(config.train, batch_size=batch, chunk_steps=3)
     # the eight lines of three, not the preset's whole board: boards share LUT entries, so the
     # order of updates shows in the weights
@@ -392,6 +392,43 @@ def _grouped_learner(sub_batch: int, batch: int = 8):
     approx = dataclasses.replace(config.approximator, tuples=lines)
     config = dataclasses.replace(config, algorithm=algo, train=train, approximator=approx)
     return make_learner(config)
+
+
+def _groups_one_by_one(learner, carry, d, alpha, retarget=None, size=4):
+    """What `_grouped_updates` must give: for each slice of `size` games in turn, one update of
+    its `_mover_rows` and the `_final_rows` of its first ended game, then one more update per
+    further ended game of the slice (a final chunk of one), all from the weights the slices
+    before it left; `retarget(params, states, features, d)`, where given, first replaces the
+    slice's decisions. Returns (params, scratch, memory)."""
+    model, spec = learner.model, learner.settings
+    done = d.after.terminated
+    movers_rows = jax.jit(farl._movers_rows, static_argnums=(0, 1))
+    final_rows = jax.jit(farl._games_final_rows, static_argnums=(0, 1))
+    update = jax.jit(lambda p, s, hits, a: model.update(p, s, hits, a))
+    concat = lambda *rows: jax.tree.map(lambda *x: jnp.concatenate(x), *rows)
+    params, scratch, memories = carry.params, carry.scratch, []
+    for g in range(done.shape[0] // size):
+        part = lambda x, g=g: x[size * g : size * g + size]
+        memory_g, states_g, features_g, d_g = jax.tree.map(
+            part, (carry.memory, carry.states, carry.features, d)
+        )
+        if retarget is not None:
+            d_g = retarget(params, states_g, features_g, d_g)
+        done_g = part(done)
+        hits, mem, _, _ = movers_rows(
+            model, spec, params, memory_g, states_g, features_g, d_g, done_g
+        )
+        rows = [farl._flat(hits)]
+        for i in np.flatnonzero(np.asarray(done_g)):
+            one = lambda x, i=i: x[i : i + 1]
+            per_game = (memory_g, states_g, features_g, d_g)
+            final = farl._flat(final_rows(model, spec, params, *jax.tree.map(one, per_game)))
+            params, scratch = update(params, scratch, concat(*rows, final), alpha)
+            rows = []
+        if rows:  # no game of the group ended
+            params, scratch = update(params, scratch, rows[0], alpha)
+        memories.append(mem)
+    return params, scratch, jax.tree.map(lambda *m: jnp.concatenate(m), *memories)
 
 
 def test_sub_batches_update_one_after_another_from_the_weights_before_them():
@@ -420,33 +457,10 @@ def test_sub_batches_update_one_after_another_from_the_weights_before_them():
     per_group = np.asarray(done).reshape(4, 4).sum(axis=1)
     assert np.sum(per_group > 0) > 1 and np.any(per_group == 2), per_group
     assert farl.final_chunk(4, spec) == 1
-    movers_rows = jax.jit(farl._movers_rows, static_argnums=(0, 1))
-    final_rows = jax.jit(farl._games_final_rows, static_argnums=(0, 1))
-    update = jax.jit(lambda p, s, hits, a: model.update(p, s, hits, a))
-    concat = lambda *rows: jax.tree.map(lambda *x: jnp.concatenate(x), *rows)
     alpha = jnp.float32(0.7)
     grouped = jax.jit(farl._grouped_updates, static_argnums=(0, 1, 6, 7))
     params, scratch, memory, _, updated = grouped(model, spec, carry, d, done, alpha, 4, 1)
-    want_params, want_scratch, memories = carry.params, carry.scratch, []
-    per_game = (carry.memory, carry.states, carry.features, d)
-    for g in range(4):
-        part = lambda x, g=g: x[4 * g : 4 * g + 4]
-        memory_g, states_g, features_g, d_g = jax.tree.map(part, per_game)
-        hits, mem, _, _ = movers_rows(
-            model, spec, want_params, memory_g, states_g, features_g, d_g, done[4 * g : 4 * g + 4]
-        )
-        rows = [farl._flat(hits)]
-        for i in np.flatnonzero(np.asarray(done[4 * g : 4 * g + 4])) + 4 * g:
-            one = lambda x, i=i: x[i : i + 1]
-            final = farl._flat(final_rows(model, spec, want_params, *jax.tree.map(one, per_game)))
-            want_params, want_scratch = update(
-                want_params, want_scratch, concat(*rows, final), alpha
-            )
-            rows = []
-        if rows:  # no game of the group ended
-            want_params, want_scratch = update(want_params, want_scratch, rows[0], alpha)
-        memories.append(mem)
-    want_memory = jax.tree.map(lambda *m: jnp.concatenate(m), *memories)
+    want_params, want_scratch, want_memory = _groups_one_by_one(learner, carry, d, alpha)
     # one program against several: the same sums up to float rounding
     close = functools.partial(np.testing.assert_allclose, rtol=1e-6, atol=1e-7)
     close(np.asarray(params["w"]), np.asarray(want_params["w"]))
@@ -456,6 +470,53 @@ def test_sub_batches_update_one_after_another_from_the_weights_before_them():
     assert int(updated.sum()) > 8
     together = grouped(model, spec, carry, d, done, alpha, 1, 1)[0]
     assert np.any(np.asarray(together["w"]) != np.asarray(params["w"])), "groups differ from one"
+
+
+@pytest.mark.parametrize("preset", ["tictactoe-td-farl", "tictactoe-q-farl"])
+def test_fresh_targets_read_each_groups_targets_from_the_weights_before_it(preset):
+    """`fresh_targets`: group g's targets (TD: V of the chosen afterstate; Q: every action's
+    Q(s, a), whose legal max is the target) are what the group's own states score with the
+    weights groups 0 .. g-1 left (`all_action_scores`, the path the moves are chosen by), the
+    moves unchanged; without it they are the step's first weights', and the weights differ."""
+    learner = _grouped_learner(4, 16, preset, fresh_targets=True)
+    game, model, spec = learner.game, learner.model, learner.settings
+    carry = learner.init(jax.random.key(4))
+    for _ in range(40):  # games under way: most movers have a previous board to update
+        carry, _ = learner.chunk(carry)
+    w = jax.random.uniform(jax.random.key(2), carry.params["w"].shape, minval=-0.5, maxval=0.5)
+    carry = carry._replace(params={**carry.params, "w": w})
+    decide = jax.jit(
+        jax.vmap(farl._decide, in_axes=(None, None, None, None, 0, 0, None, 0)),
+        static_argnums=(0, 1, 2),
+    )
+    keys = jax.random.split(jax.random.key(3), 16)
+    d = decide(game, model, spec, carry.params, carry.states, carry.features, 0.3, keys)
+    scores = jax.jit(
+        jax.vmap(farl.all_action_scores, in_axes=(None, None, None, None, 0, 0)),
+        static_argnums=(0, 1, 2),
+    )
+
+    def retarget(params, states, features, d_g):
+        values = scores(game, model, spec, params, states, features)[1]
+        value = jnp.take_along_axis(values, d_g.action[:, None], 1)[:, 0]
+        return d_g._replace(value=value, values=values)
+
+    alpha = jnp.float32(0.7)
+    grouped = jax.jit(farl._grouped_updates, static_argnums=(0, 1, 6, 7))
+    done = d.after.terminated
+    params, scratch, memory, _, _ = grouped(model, spec, carry, d, done, alpha, 4, 1)
+    want_params, want_scratch, want_memory = _groups_one_by_one(learner, carry, d, alpha, retarget)
+    close = functools.partial(np.testing.assert_allclose, rtol=1e-6, atol=1e-7)
+    close(np.asarray(params["w"]), np.asarray(want_params["w"]))
+    for got, want in zip(jax.tree.leaves(memory), jax.tree.leaves(want_memory), strict=True):
+        close(np.asarray(got), np.asarray(want))
+    np.testing.assert_array_equal(np.asarray(scratch), np.asarray(want_scratch))
+    stale_spec = dataclasses.replace(spec, fresh_targets=False)
+    stale = grouped(model, stale_spec, carry, d, done, alpha, 4, 1)[0]
+    gap = np.abs(np.asarray(stale["w"]) - np.asarray(params["w"])).max()
+    assert gap > 1e-5, "the fresh targets changed nothing"
+    with pytest.raises(ValueError, match="fresh_targets=true needs update groups"):
+        dataclasses.replace(spec, sub_batch=0)
 
 
 def test_interleaved_batches_move_and_learn_in_turn_from_the_newest_weights():

@@ -78,6 +78,12 @@ class FarlConfig(AlgorithmConfig):
         the data (on a GPU each pass's test goes to the host); final_games >= B (sub_batch
         with groups) takes every game in the one update, a fixed amount of work with no loop,
         at the price of a larger update.
+    fresh_targets: with update groups (`sub_batch`), each group's targets (the value of the
+        chosen afterstate for TD, Q(s, a) or the max over legal a for SARSA and Q) are read
+        from the weights the groups before it left, as its previous boards' values are; the
+        moves are still chosen from the weights at the start of the step. Without it the
+        targets are those of the choice, up to B / sub_batch updates older than the values
+        they are compared with.
     (gamma, random_opening_moves, alpha, epsilon: see `AlgorithmConfig`.)
     """
 
@@ -92,6 +98,7 @@ class FarlConfig(AlgorithmConfig):
     reward_scale: float = 1.0
     sub_batch: int = 0
     final_games: int = 0
+    fresh_targets: bool = False
 
     def __post_init__(self):
         super().__post_init__()
@@ -101,6 +108,11 @@ class FarlConfig(AlgorithmConfig):
             )
         if self.sub_batch < 0:
             raise ValueError(f"sub_batch={self.sub_batch}: expected >= 0 (0: the whole batch)")
+        if self.fresh_targets and self.sub_batch == 0:
+            raise ValueError(
+                "fresh_targets=true needs update groups: set sub_batch to a divisor of the "
+                "batch below it (with one update per step the targets are fresh already)"
+            )
         if not 0.0 <= self.lam < 1.0:
             raise ValueError(f"lam={self.lam}: expected in [0, 1)")
         if not 0.0 < self.horizon_cut < 1.0:
@@ -619,6 +631,10 @@ def _grouped_updates(model, config, carry: Carry, d: Decision, done, alpha, grou
 
     def one_group(loop, group):
         params, scratch = loop
+        if config.fresh_targets:
+            memory, states, features, d_group, done_group = group
+            d_group = _fresh_targets(model, config, params, states, features, d_group)
+            group = (memory, states, features, d_group, done_group)
         params, scratch, *out = _update_games(model, config, params, scratch, *group, alpha, chunk)
         return (params, scratch), tuple(out)
 
@@ -628,6 +644,19 @@ def _grouped_updates(model, config, carry: Carry, d: Decision, done, alpha, grou
     join = lambda x: x.reshape(x.shape[0] * x.shape[1], *x.shape[2:])
     memory, abs_delta, updated = jax.tree.map(join, out)
     return params, scratch, memory, abs_delta, updated
+
+
+def _fresh_targets(model, config, params, states, features, d: Decision) -> Decision:
+    """A group's decisions with their targets read from `params` (`FarlConfig.fresh_targets`):
+    for TD the value of each chosen afterstate, for SARSA/Q every action's Q(s, a)."""
+    players = states.current_player
+    if config.kind == "td":
+        value = jax.vmap(lambda p, f: model.value(params, p, f, 0))(players, d.after_features)
+        return d._replace(value=value)
+    actions = jnp.arange(d.values.shape[-1])
+    q = lambda p, f: jax.vmap(lambda a: model.value(params, p, f, a))(actions)
+    values = jax.vmap(q)(players, features)
+    return d._replace(value=jnp.take_along_axis(values, d.action[:, None], 1)[:, 0], values=values)
 
 
 # `_mover_rows` and `_final_rows` of every game of a batch (or of a group of it)
