@@ -394,6 +394,24 @@ def _grouped_learner(sub_batch: int, batch: int = 8, preset: str = "tictactoe-td
     return make_learner(config)
 
 
+def _decided_carry(learner, chunks: int):
+    """A carry after `chunks` training chunks with random non-zero weights (so that each
+    group's errors depend on the groups before it), and its B games' decisions (epsilon 0.3)."""
+    game, model, spec = learner.game, learner.model, learner.settings
+    carry = learner.init(jax.random.key(4))
+    for _ in range(chunks):
+        carry, _ = learner.chunk(carry)
+    w = jax.random.uniform(jax.random.key(2), carry.params["w"].shape, minval=-0.5, maxval=0.5)
+    carry = carry._replace(params={**carry.params, "w": w})
+    # jitted: eager, each of its ~400 primitives would be compiled on its own
+    decide = jax.jit(
+        jax.vmap(farl._decide, in_axes=(None, None, None, None, 0, 0, None, 0)),
+        static_argnums=(0, 1, 2),
+    )
+    keys = jax.random.split(jax.random.key(3), carry.states.current_player.shape[0])
+    return carry, decide(game, model, spec, carry.params, carry.states, carry.features, 0.3, keys)
+
+
 def _groups_one_by_one(learner, carry, d, alpha, retarget=None, size=4):
     """What `_grouped_updates` must give: for each slice of `size` games in turn, one update of
     its `_mover_rows` and the `_final_rows` of its first ended game, then one more update per
@@ -440,19 +458,8 @@ def test_sub_batches_update_one_after_another_from_the_weights_before_them():
     three boards; weights made non-zero first so that each group's errors depend on the last;
     a step in which games end in more than one group, two of them in one group)."""
     learner = _grouped_learner(4, 16)
-    game, model, spec = learner.game, learner.model, learner.settings
-    carry = learner.init(jax.random.key(4))
-    for _ in range(3):  # games under way, histories
-        carry, _ = learner.chunk(carry)
-    w = jax.random.uniform(jax.random.key(2), carry.params["w"].shape, minval=-0.5, maxval=0.5)
-    carry = carry._replace(params={**carry.params, "w": w})
-    # every piece jitted: eager, each of their ~400 primitives would be compiled on its own
-    decide = jax.jit(
-        jax.vmap(farl._decide, in_axes=(None, None, None, None, 0, 0, None, 0)),
-        static_argnums=(0, 1, 2),
-    )
-    keys = jax.random.split(jax.random.key(3), 16)
-    d = decide(game, model, spec, carry.params, carry.states, carry.features, 0.3, keys)
+    model, spec = learner.model, learner.settings
+    carry, d = _decided_carry(learner, 3)  # games under way, histories
     done = d.after.terminated
     per_group = np.asarray(done).reshape(4, 4).sum(axis=1)
     assert np.sum(per_group > 0) > 1 and np.any(per_group == 2), per_group
@@ -480,17 +487,7 @@ def test_fresh_targets_read_each_groups_targets_from_the_weights_before_it(prese
     moves unchanged; without it they are the step's first weights', and the weights differ."""
     learner = _grouped_learner(4, 16, preset, fresh_targets=True)
     game, model, spec = learner.game, learner.model, learner.settings
-    carry = learner.init(jax.random.key(4))
-    for _ in range(40):  # games under way: most movers have a previous board to update
-        carry, _ = learner.chunk(carry)
-    w = jax.random.uniform(jax.random.key(2), carry.params["w"].shape, minval=-0.5, maxval=0.5)
-    carry = carry._replace(params={**carry.params, "w": w})
-    decide = jax.jit(
-        jax.vmap(farl._decide, in_axes=(None, None, None, None, 0, 0, None, 0)),
-        static_argnums=(0, 1, 2),
-    )
-    keys = jax.random.split(jax.random.key(3), 16)
-    d = decide(game, model, spec, carry.params, carry.states, carry.features, 0.3, keys)
+    carry, d = _decided_carry(learner, 40)  # most movers have a previous board to update
     scores = jax.jit(
         jax.vmap(farl.all_action_scores, in_axes=(None, None, None, None, 0, 0)),
         static_argnums=(0, 1, 2),
