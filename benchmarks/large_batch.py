@@ -19,7 +19,9 @@ plays the B games as B / M lockstep batches of M that move and learn in turn
 (`lockstep.interleave`), each choosing its moves from the weights the batch before it left
 and updating in its M / S groups of S: the same number of updates of S games per step, but no
 move chosen from weights more than M / S updates old (without it, up to B / S); a probe of
-what stale moves cost, at the speed of B = M. `--fresh-moves` is M = S.
+what stale moves cost, at the speed of B = M. `--fresh-moves` is M = S. `--fresh-targets`
+reads each group's targets from the newest weights, the moves still chosen at the step's start
+(`algorithm.fresh_targets`; the runs with sub-batches).
 """
 
 from __future__ import annotations
@@ -203,7 +205,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--fresh-targets",
         action="store_true",
-        help="each update group's targets from the newest weights (algorithm.fresh_targets)",
+        help="each update group's targets from the newest weights (algorithm.fresh_targets;"
+        " runs with sub-batches only)",
     )
     args = parser.parse_args(argv)
     preset = presets.load(args.preset)

@@ -479,12 +479,15 @@ def test_sub_batches_update_one_after_another_from_the_weights_before_them():
     assert np.any(np.asarray(together["w"]) != np.asarray(params["w"])), "groups differ from one"
 
 
-@pytest.mark.parametrize("preset", ["tictactoe-td-farl", "tictactoe-q-farl"])
+@pytest.mark.parametrize(
+    "preset", ["tictactoe-td-farl", "tictactoe-sarsa-farl", "tictactoe-q-farl"]
+)
 def test_fresh_targets_read_each_groups_targets_from_the_weights_before_it(preset):
-    """`fresh_targets`: group g's targets (TD: V of the chosen afterstate; Q: every action's
-    Q(s, a), whose legal max is the target) are what the group's own states score with the
-    weights groups 0 .. g-1 left (`all_action_scores`, the path the moves are chosen by), the
-    moves unchanged; without it they are the step's first weights', and the weights differ."""
+    """`fresh_targets`: group g's targets (TD: V of the chosen afterstate; SARSA: the chosen
+    Q(s, a); Q: every action's Q(s, a), whose legal max is the target) are what the group's
+    own states score with the weights groups 0 .. g-1 left (`all_action_scores`, the path the
+    moves are chosen by), the moves unchanged; without it they are the step's first weights',
+    and the weights differ."""
     learner = _grouped_learner(4, 16, preset, fresh_targets=True)
     game, model, spec = learner.game, learner.model, learner.settings
     carry, d = _decided_carry(learner, 40)  # most movers have a previous board to update

@@ -648,15 +648,21 @@ def _grouped_updates(model, config, carry: Carry, d: Decision, done, alpha, grou
 
 def _fresh_targets(model, config, params, states, features, d: Decision) -> Decision:
     """A group's decisions with their targets read from `params` (`FarlConfig.fresh_targets`):
-    for TD the value of each chosen afterstate, for SARSA/Q every action's Q(s, a)."""
+    for TD the value of each chosen afterstate, for SARSA the chosen Q(s, a), for Q every
+    action's Q(s, a) (its legal max is the target); only what the target reads is valued."""
     players = states.current_player
+    if config.kind == "q":
+        actions = jnp.arange(d.values.shape[-1])
+        q = lambda p, f: jax.vmap(lambda a: model.value(params, p, f, a))(actions)
+        values = jax.vmap(q)(players, features)
+        value = jnp.take_along_axis(values, d.action[:, None], 1)[:, 0]
+        return d._replace(value=value, values=values)
     if config.kind == "td":
-        value = jax.vmap(lambda p, f: model.value(params, p, f, 0))(players, d.after_features)
-        return d._replace(value=value)
-    actions = jnp.arange(d.values.shape[-1])
-    q = lambda p, f: jax.vmap(lambda a: model.value(params, p, f, a))(actions)
-    values = jax.vmap(q)(players, features)
-    return d._replace(value=jnp.take_along_axis(values, d.action[:, None], 1)[:, 0], values=values)
+        boards, actions = d.after_features, jnp.zeros_like(d.action)
+    else:
+        boards, actions = features, d.action
+    value = jax.vmap(lambda p, f, a: model.value(params, p, f, a))(players, boards, actions)
+    return d._replace(value=value)
 
 
 # `_mover_rows` and `_final_rows` of every game of a batch (or of a group of it)
