@@ -22,6 +22,7 @@ if [[ "${1:-}" == "--cpu" ]]; then
   sizes=(64)
   subs=(0 16)
   seconds=1
+  chunk=(--chunk-steps 16)  # short chunks: the warm-up and the measured second, not 20k moves each
   train=(--train.games 1600 --train.batch-size 128 --algorithm.sub-batch 32
          --train.checkpoint-every 0 --eval.every 800 --eval.games 2 --eval.opponent random)
   target=0.5
@@ -32,6 +33,7 @@ else
   sizes=(1024 4096 16384 65536)
   subs=(0 256)
   seconds=10
+  chunk=()
   train=()
   target=0.985
 fi
@@ -39,7 +41,7 @@ start=$(date +%s)
 "$py" -c 'import jax; d = jax.devices()[0]
 print(f"device: {d.platform} {d.device_kind}, {jax.device_count()} device(s), jax {jax.__version__}")'
 "$py" benchmarks/learning.py throughput --preset connect4-td-farl-gpu \
-  --batch-sizes "${sizes[@]}" --sub-batches "${subs[@]}" --seconds "$seconds"
+  --batch-sizes "${sizes[@]}" --sub-batches "${subs[@]}" --seconds "$seconds" "${chunk[@]}"
 if [[ "${1:-}" != "--cpu" ]]; then  # the devices table: one GPU, and all of them where several
   n=$("$py" -c 'import jax; print(jax.device_count())')
   devices=(1)

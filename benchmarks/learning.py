@@ -31,10 +31,15 @@ GBG_GAMES_PER_S, GBG_MOVES_PER_S = 820.0, 22_500.0
 
 
 def throughput(
-    batch_sizes: list[int], seconds: float, preset: str, sub_batches: list[int] | None = None
+    batch_sizes: list[int],
+    seconds: float,
+    preset: str,
+    sub_batches: list[int] | None = None,
+    chunk_steps: int = 0,
 ) -> None:
     """Moves/s and games/s of the preset's training at each B (and each `algorithm.sub_batch`
-    of `sub_batches`, for learners that have it; a sub-batch >= B is one update per step)."""
+    of `sub_batches`, for learners that have it; a sub-batch >= B is one update per step),
+    with `chunk_steps` lockstep steps per jitted chunk (0: training's automatic choice)."""
     base = presets.load(preset)
     print(f"{preset} training, jax {jax.__version__} on {jax.devices()[0].device_kind}")
     print(
@@ -50,7 +55,7 @@ def throughput(
         config = dataclasses.replace(
             base,
             algorithm=algorithm,
-            train=dataclasses.replace(base.train, batch_size=b, chunk_steps=0),
+            train=dataclasses.replace(base.train, batch_size=b, chunk_steps=chunk_steps),
         )
         learner = make_learner(config)
         carry = learner.init(jax.random.key(0))
@@ -128,6 +133,9 @@ def main(argv: list[str] | None = None) -> None:
     tp.add_argument(
         "--sub-batches", nargs="*", type=int, default=[], help="algorithm.sub_batch values"
     )
+    tp.add_argument(
+        "--chunk-steps", type=int, default=0, help="steps per jitted chunk (0: automatic)"
+    )
     bt = sub.add_parser("batch")
     bt.add_argument("--preset", default="tictactoe-td-farl")
     bt.add_argument("--games", type=int, default=10_000)
@@ -136,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     bt.add_argument("--combine", nargs="*", default=[], help="rules to compare (default: preset's)")
     args = parser.parse_args(argv)
     if args.command == "throughput":
-        throughput(args.batch_sizes, args.seconds, args.preset, args.sub_batches)
+        throughput(args.batch_sizes, args.seconds, args.preset, args.sub_batches, args.chunk_steps)
     else:
         batch_table(args.preset, args.games, args.seeds, args.batch_sizes, args.combine)
 

@@ -118,8 +118,9 @@ def test_step_profile_lists_the_costliest_compiled_operations(capsys):
 
     module = script_module("benchmarks/step_profile.py")
     config = presets.load("tictactoe-td-farl")
-    config = dataclasses.replace(config, train=dataclasses.replace(config.train, batch_size=8))
-    module._thunks(make_learner(config), 4, chunks=2)
+    # short chunks: the 20 warm-up chunks and the 2 traced ones are then a few thousand moves
+    train_config = dataclasses.replace(config.train, batch_size=8, chunk_steps=16)
+    module._thunks(make_learner(dataclasses.replace(config, train=train_config)), 4, chunks=2)
     out = capsys.readouterr().out
     assert "compiled operations of 2 chunks" in out, out
     rows = [line.split() for line in out.splitlines()[2:] if line.strip()]
