@@ -63,6 +63,21 @@ def test_indices_match_a_per_cell_reference_on_both_paths(name, length, path):
         np.testing.assert_array_equal(row, want)
 
 
+@pytest.mark.parametrize("shape", [(7,), (352, 140), (4, 7, 140)])
+def test_row_sums_are_sums_over_the_last_axis_in_float32(shape):
+    """`sum_last` (a product with ones) sums the last axis, batched or not and under vmap, to
+    float32 rounding of the exact sum, and keeps float32 (precision "highest")."""
+    x = jax.random.normal(jax.random.key(1), shape) * 100.0
+    got = jax.jit(ntuple.sum_last)(x)
+    exact = np.asarray(x, np.float64).sum(axis=-1)
+    assert got.dtype == jnp.float32 and got.shape == shape[:-1]
+    bound = np.abs(np.asarray(x, np.float64)).sum(axis=-1) * shape[-1] * 2.0**-24
+    assert np.all(np.abs(np.asarray(got, np.float64) - exact) <= bound)
+    mapped = jax.jit(jax.vmap(ntuple.sum_last))(x.reshape((-1, *shape[-1:])))
+    mapped = np.asarray(mapped, np.float64).reshape(shape[:-1])
+    assert np.all(np.abs(mapped - exact) <= bound)
+
+
 def test_sparse_update_equals_dense_gradient_step():
     """Distinct boards, no symmetries: the scatter-add equals a dense jax.grad step."""
     net = ntuple.make_ntuple(

@@ -396,6 +396,17 @@ def flat_index(net: NTupleNet, player: ArrayLike, outputs: ArrayLike, idx: Array
     return typing.cast(Array, (player * net.num_outputs + outputs) * net.table_size + idx)
 
 
+def sum_last(x: Array) -> Array:
+    """The sum over the last axis of float32 `x`, as a product with a vector of ones.
+
+    XLA:CPU hands a plain reduction of a few hundred rows of 140 to YNNPACK, which ran it 3-4x
+    slower than this matrix-vector product (docs/benchmarks.md, "Row sums as products").
+    `precision="highest"` keeps float32 on GPUs, whose default for a float32 product is
+    TF32 on recent NVIDIA chips."""
+    ones = jnp.ones(x.shape[-1], x.dtype)
+    return jnp.matmul(x, ones, precision="highest")
+
+
 def value(
     net: NTupleNet, params: Params, player: ArrayLike, idx: Array, action: ArrayLike = 0
 ) -> Array:
@@ -411,7 +422,7 @@ def value(
         float32 scalar.
     """
     flat = flat_index(net, player, _outputs(net, action), idx)
-    return squash(net.output, jnp.sum(params["w"][flat]))
+    return squash(net.output, sum_last(params["w"][flat]))
 
 
 def q_values(net: NTupleNet, params: Params, player: Array, idx: Array) -> Array:
@@ -535,9 +546,9 @@ def update(
         # change, so both the relative step r and the mean number of boards per weight n
         # count each kept pair c times (every read of the board, as a single update sees it).
         read = jnp.where(counted, reads, 0.0)
-        copies = jnp.sum(read * hit_count.reshape(m, -1), axis=-1)
-        copies = jnp.maximum(copies / jnp.maximum(jnp.sum(read, axis=-1), 1.0), 1.0)
-        share = jnp.sum(reads * rate.reshape(m, -1), axis=-1) * net.step_scale
+        copies = sum_last(read * hit_count.reshape(m, -1))
+        copies = jnp.maximum(copies / jnp.maximum(sum_last(read), 1.0), 1.0)
+        share = sum_last(reads * rate.reshape(m, -1)) * net.step_scale
         scale = _sequential_share(share * gain, copies)  # r per board
         step = (step.reshape(m, -1) * scale[leader][:, None]).reshape(-1)
     new["w"] = params["w"].at[flat].add(step, mode=inbounds)
