@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from tests.helpers import REPO, script_module
@@ -194,3 +196,18 @@ def test_large_batch_runs_the_preset_at_the_batch_sub_batch_and_openings_asked_f
     grouped = module.run_config(preset, 256, 48, 0, 100)
     with pytest.raises(ValueError, match="sub-batch 48 does not divide the move batch 128"):
         module.interleaved_chunk(learner, grouped, 128)
+
+
+def test_row_sums_benchmark_times_every_way_and_they_agree(capsys):
+    """`benchmarks/row_sums.py`: a row per way of writing the per-row sum, with its YNNPACK
+    fusion count and time; and the four ways sum the same rows to float32 rounding."""
+    module = script_module("benchmarks/row_sums.py")
+    module.main(["--rows", "8", "--width", "5", "--seconds", "0.01"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("row sums of 8 x 5")
+    rows = lines[2:]
+    assert [r.split("  ")[0] for r in rows] == list(module._ways(5))
+    assert all(float(r.split()[-1]) > 0 for r in rows)
+    x = np.random.default_rng(0).normal(size=(8, 5)).astype(np.float32)
+    for row_sum in module._ways(5).values():
+        np.testing.assert_allclose(np.asarray(row_sum(jnp.asarray(x))), x.sum(-1), atol=1e-5)
