@@ -13,6 +13,7 @@ import pytest
 from tests.helpers import REPO, script_module
 
 
+@pytest.mark.integration  # 35-60 s: the whole GPU script (throughput table, a training run)
 def test_the_gpu_benchmark_runs_on_cpu_at_small_sizes(tmp_path):
     """`bash benchmarks/gpu.sh --cpu`: the device line, the throughput table (one update per
     step and sub-batches), a training run of the GPU preset with background evaluations, and

@@ -10,6 +10,7 @@ import pytest
 REPO = pathlib.Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.integration  # 90-140 s: a notebook kernel trains TicTacToe and Connect Four
 def test_the_tutorial_notebook_runs_top_to_bottom(monkeypatch):
     # the notebook trains for 40k games: XLA's full optimisations and its default emitters pay
     # (tests/conftest.py turns most optimisations and the new fusion emitters off for the short
