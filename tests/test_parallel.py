@@ -167,8 +167,9 @@ def _four_devices(folder, cases: str) -> str:
         env=env, cwd=REPO, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     assert out.returncode == 0, out.stderr[-4000:]
-    for part in ("values agree", "arenas agree", "runs agree") if cases != "quick" else ():
-        assert part in out.stdout, out.stdout
+    if cases != "quick":  # the quick script stops after the chunks
+        for part in ("values agree", "arenas agree", "runs agree"):
+            assert part in out.stdout, out.stdout
     return out.stdout
 
 
