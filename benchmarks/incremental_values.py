@@ -134,6 +134,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", type=float, default=2.0)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
+    if min(args.batch_sizes) < 1 or args.repeats < 1 or not args.seconds > 0:
+        parser.error(
+            f"--batch-sizes {args.batch_sizes} --repeats {args.repeats} --seconds "
+            f"{args.seconds}: expected positive batch sizes, repeats and seconds"
+        )
     game, net, params, union, place = _network()
     ways = _ways(game, net, params, union, place)
     print(f"device {jax.devices()[0].device_kind}; {net.num_pairs} pairs, {union.shape[1]} slots")

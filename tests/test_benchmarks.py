@@ -231,3 +231,20 @@ def test_incremental_values_agree_with_the_full_sum_and_the_table_has_a_row_per_
     assert positions == 24 * 8 and legal > positions and illegal > 0 and ended > 0
     rows = [r for r in out.splitlines() if r.startswith("| 8 |")]
     assert len(rows) == 2 and all(float(r.split("|")[6]) < 2e-6 for r in rows)
+
+
+@pytest.mark.parametrize(
+    "bad, named",
+    [
+        (["--batch-sizes", "256", "0"], "--batch-sizes [256, 0]"),
+        (["--repeats", "0"], "--repeats 0"),
+        (["--seconds", "-1"], "--seconds -1.0"),
+    ],
+)
+def test_incremental_values_rejects_a_count_below_one_in_one_line(bad, named, capsys):
+    module = script_module("benchmarks/incremental_values.py")
+    with pytest.raises(SystemExit) as stop:
+        module.main(bad)
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert named in err and "expected positive batch sizes, repeats and seconds" in err, err
