@@ -248,3 +248,26 @@ def test_incremental_values_rejects_a_count_below_one_in_one_line(bad, named, ca
     assert stop.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()[-1]
     assert named in err and "expected positive batch sizes, repeats and seconds" in err, err
+
+
+def test_table_layout_updates_both_layouts_alike_and_copies_no_table(capsys):
+    """`benchmarks/table_layout.py`: its one-table update leaves the same weights and TCL
+    accumulators as `ntuple.update`, bit for bit, over batches with invalid rows and
+    symmetric repeats, and neither compiled scan copies its tables (a copy would time the
+    copy, not the layout)."""
+    module = script_module("benchmarks/table_layout.py")
+    module.main(["--batches", "3", "--rounds", "1", "--calls", "1"])
+    out = capsys.readouterr().out
+    assert "same weights and TCL accumulators after 2 scans: yes" in out, out
+    rows = [r.split() for r in out.splitlines() if r.startswith(("apart", "together"))]
+    assert len(rows) == 2 and all(r[-4] == "0" for r in rows), out
+
+
+@pytest.mark.parametrize("flag", ["--batches", "--rounds", "--calls"])
+def test_table_layout_rejects_a_count_below_one_in_one_line(flag, capsys):
+    module = script_module("benchmarks/table_layout.py")
+    with pytest.raises(SystemExit) as stop:
+        module.main([flag, "0"])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert f"{flag} 0: expected a positive count" in err, err
