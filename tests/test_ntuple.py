@@ -553,3 +553,23 @@ def test_dropping_invalid_entries_gives_the_trash_slots_weights_bit_for_bit(comb
     assert np.any(out["drop"]["w"] != 0) and np.any(out["drop"]["tally"] != 0)
     with pytest.raises(ValueError, match="invalid 'skip'; expected one of trash, drop"):
         ntuple.update(net, ntuple.init(net), hits, 0.5, ntuple.init_counts(net), invalid="skip")
+
+
+def test_the_training_chunk_updates_its_tables_in_place():
+    """`update`'s docstring: XLA updates the (large) tables in place. connect4-td-farl's 9.2M
+    weights, TCL accumulators and hit tally are never copied in its compiled training chunk:
+    two copies a step cost more than the update (benchmarks/table_layout.py's first version
+    ran 2.7x slower with them); an update that reads the old weights after its scatter adds
+    two here."""
+    import dataclasses
+
+    from jaxgames import presets
+    from jaxgames.builders import make_learner
+
+    config = presets.load("connect4-td-farl")
+    train = dataclasses.replace(config.train, batch_size=8, chunk_steps=2)
+    learner = make_learner(dataclasses.replace(config, train=train))
+    size = ntuple.num_weights(learner.model.net) + 1
+    text = learner.chunk.lower(learner.init(jax.random.key(0))).compile().as_text()
+    copies = [line.strip() for line in text.splitlines() if " copy(" in line and f"[{size}" in line]
+    assert f"[{size}]" in text and not copies, copies[:4]
