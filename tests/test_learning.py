@@ -66,9 +66,11 @@ def test_nim_td_farl_plays_perfectly():
     assert run("nim-td-farl")["score"] >= -0.01
 
 
+# 75k games of the preset's 300k (epsilon falls four times as fast): seeds 0-3 reach the ideal
+# 0.400 by then, seed 0 already at 20k; an untrained agent scores 0.04, 5k games 0.07
 @pytest.mark.optimized
 def test_nim3p_td_farl_scores_near_the_ideal_against_two_perfect_players():
-    result = run("nim3p-td-farl", train__games=150_000, eval__games=100)
+    result = run("nim3p-td-farl", train__games=75_000, eval__games=100)
     assert result["score"] >= 0.325, result["by_seat"]
 
 
