@@ -62,6 +62,40 @@ def _positions(game, rows: int, key: jax.Array):
     return jax.vmap(one)(jax.random.split(key, rows))
 
 
+def check_counts(parser: argparse.ArgumentParser, args, names) -> None:
+    """A usage error naming the first of `names` whose value is below one."""
+    for name in names:
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} {getattr(args, name)}: expected a positive count")
+
+
+def connect_four_network():
+    """(game, net): Connect Four and connect4-td-farl's network (GBG's 70 8-tuples, mirror
+    symmetry, TCL)."""
+    game = registry.make("connect_four")
+    net = ntuple.make_ntuple(
+        game.board_spec, ntuple.tuple_set("gbg-c4-70"), 2, symmetries=True, tcl="exponential"
+    )
+    return game, net
+
+
+def alternate(fns: dict, carries: dict, rounds: int, calls: int) -> tuple[dict, dict]:
+    """Times each `fns[name](*carry)` in alternating rounds of `calls` calls, so that a machine
+    whose speed drifts slows every version alike. Returns ({name: microseconds per call, one
+    entry per round}, the carries after the last round)."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    carries = dict(carries)
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            carry = carries[name]
+            start = time.perf_counter()
+            for _ in range(calls):
+                carry = fn(*carry)
+            carries[name] = jax.block_until_ready(carry)
+            times[name].append((time.perf_counter() - start) / calls * 1e6)
+    return times, carries
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--against", type=pathlib.Path, help="another jaxgames checkout")
@@ -69,13 +103,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=10, help="timed rounds per version")
     parser.add_argument("--calls", type=int, default=50, help="updates per round")
     args = parser.parse_args(argv)
-    for name in ("rows", "rounds", "calls"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} {getattr(args, name)}: expected a positive count")
-    game = registry.make("connect_four")
-    net = ntuple.make_ntuple(
-        game.board_spec, ntuple.tuple_set("gbg-c4-70"), 2, symmetries=True, tcl="exponential"
-    )
+    check_counts(parser, args, ("rows", "rounds", "calls"))
+    game, net = connect_four_network()
     rng = np.random.default_rng(0)
     states = _positions(game, args.rows, jax.random.key(0))
     idx = jax.vmap(lambda s: ntuple.indices(net, game.board_spec.encode(s)))(states)
@@ -103,16 +132,7 @@ def main(argv: list[str] | None = None) -> None:
     for name, update in updates.items():
         carries[name] = update(ntuple.init(net), ntuple.init_counts(net))  # compiles
         jax.block_until_ready(carries[name])
-    times: dict[str, list[float]] = {name: [] for name in updates}
-    for _ in range(args.rounds):
-        for name, update in updates.items():
-            carry = carries[name]
-            start = time.perf_counter()
-            for _ in range(args.calls):
-                carry = update(*carry)
-            jax.block_until_ready(carry)
-            times[name].append((time.perf_counter() - start) / args.calls * 1e6)
-            carries[name] = carry
+    times, carries = alternate(updates, carries, args.rounds, args.calls)
     print(
         f"n-tuple update, {args.rows} Connect Four rows, jax {jax.__version__} on "
         f"{jax.default_backend()}, {args.rounds} rounds of {args.calls} calls"

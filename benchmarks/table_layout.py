@@ -25,23 +25,22 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import pathlib
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxgames import registry
 from jaxgames.approximators import ntuple
 
 
-def _positions(game, rows: int, key: jax.Array):
-    """benchmarks/ntuple_update.py's positions from random play (that script beside this one)."""
+def _ntuple_update():
+    """benchmarks/ntuple_update.py, the script beside this one: its positions from random play,
+    its network and its usage check."""
     path = pathlib.Path(__file__).with_name("ntuple_update.py")
-    spec = importlib.util.spec_from_file_location("ntuple_update_positions", path)
+    spec = importlib.util.spec_from_file_location("ntuple_update_helpers", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module._positions(game, rows, key)
+    return module
 
 
 ROWS = 352  # update rows of a B = 256 step (mover and final rows)
@@ -90,17 +89,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=8, help="timed rounds per layout")
     parser.add_argument("--calls", type=int, default=5, help="scans per round")
     args = parser.parse_args(argv)
-    for name in ("batches", "rounds", "calls"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} {getattr(args, name)}: expected a positive count")
+    helpers = _ntuple_update()
+    helpers.check_counts(parser, args, ("batches", "rounds", "calls"))
     k = args.batches
-    game = registry.make("connect_four")
-    net = ntuple.make_ntuple(
-        game.board_spec, ntuple.tuple_set("gbg-c4-70"), 2, symmetries=True, tcl="exponential"
-    )
+    game, net = helpers.connect_four_network()
     n = ntuple.num_weights(net)
     rng = np.random.default_rng(0)
-    states = _positions(game, k * ROWS, jax.random.key(0))
+    states = helpers._positions(game, k * ROWS, jax.random.key(0))
     idx = jax.vmap(lambda s: ntuple.indices(net, game.board_spec.encode(s)))(states)
     idx = idx.reshape(k, ROWS, -1)
     player = jnp.asarray(rng.integers(0, 2, (k, ROWS)), jnp.int32)
@@ -143,15 +138,8 @@ def main(argv: list[str] | None = None) -> None:
         copies[name] = _table_copies(run.lower(start[name], ntuple.init_counts(net)).compile()
                                      .as_text(), n + 1)  # fmt: skip
         carries[name] = jax.block_until_ready(run(start[name], ntuple.init_counts(net)))
-    times: dict[str, list[float]] = {name: [] for name in runs}
-    for _ in range(args.rounds):
-        for name, run in runs.items():
-            carry = carries[name]
-            began = time.perf_counter()
-            for _ in range(args.calls):
-                carry = run(*carry)
-            carries[name] = jax.block_until_ready(carry)
-            times[name].append((time.perf_counter() - began) / (args.calls * k) * 1e6)
+    per_scan, carries = helpers.alternate(runs, carries, args.rounds, args.calls)
+    times = {name: [t / k for t in ts] for name, ts in per_scan.items()}  # per step
     print(
         f"n-tuple tables' layout, {BOARDS} x {MOVES} value reads and {ROWS} update rows per "
         f"step, {k} batches, jax {jax.__version__} on {jax.default_backend()}, {args.rounds} "
