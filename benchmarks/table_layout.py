@@ -35,7 +35,7 @@ from jaxgames.approximators import ntuple
 
 def _ntuple_update():
     """benchmarks/ntuple_update.py, the script beside this one: its positions from random play,
-    its network and its usage check."""
+    its network, its usage check and its alternating-rounds timer."""
     path = pathlib.Path(__file__).with_name("ntuple_update.py")
     spec = importlib.util.spec_from_file_location("ntuple_update_helpers", path)
     module = importlib.util.module_from_spec(spec)
@@ -135,8 +135,8 @@ def main(argv: list[str] | None = None) -> None:
     runs = {"apart: w[N], tcl[N, 2]": scanned(apart), "together: [N, 3]": scanned(together)}
     carries, copies = {}, {}
     for name, run in runs.items():
-        copies[name] = _table_copies(run.lower(start[name], ntuple.init_counts(net)).compile()
-                                     .as_text(), n + 1)  # fmt: skip
+        compiled = run.lower(start[name], ntuple.init_counts(net)).compile()
+        copies[name] = _table_copies(compiled.as_text(), n + 1)
         carries[name] = jax.block_until_ready(run(start[name], ntuple.init_counts(net)))
     per_scan, carries = helpers.alternate(runs, carries, args.rounds, args.calls)
     times = {name: [t / k for t in ts] for name, ts in per_scan.items()}  # per step

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 
 import jax
@@ -12,7 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxgames
+from jaxgames import presets
 from jaxgames.approximators import ntuple, tabular
+from jaxgames.builders import make_learner
 from tests.helpers import GAME_VARIANTS, max_game_length, play, random_games, variant_id
 
 TTT = jaxgames.make("tictactoe")
@@ -561,11 +564,6 @@ def test_the_training_chunk_updates_its_tables_in_place():
     two copies a step cost more than the update (benchmarks/table_layout.py's first version
     ran 2.7x slower with them); an update that reads the old weights after its scatter adds
     two here."""
-    import dataclasses
-
-    from jaxgames import presets
-    from jaxgames.builders import make_learner
-
     config = presets.load("connect4-td-farl")
     train = dataclasses.replace(config.train, batch_size=8, chunk_steps=2)
     learner = make_learner(dataclasses.replace(config, train=train))
