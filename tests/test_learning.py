@@ -124,6 +124,30 @@ def test_every_preset_loads_and_passes_its_checks(name):
     assert presets.summary(name), "every preset has a description"
 
 
+@pytest.mark.parametrize(
+    ("name", "games", "average_from", "every"),
+    [("connect4-td-farl-fast", 3_000_000, 1_000_000, 500_000),
+     ("connect4-td-farl-10min", 1_200_000, 600_000, 600_000)],
+)  # fmt: skip
+def test_the_short_connect_four_presets_are_the_shipped_learner_for_fewer_games(
+    name, games, average_from, every
+):
+    """Their descriptions say "connect4-td-farl's learner": everything but the number of games
+    (which the epsilon schedule spans), where the weight mean starts and when to evaluate and
+    keep checkpoints is the shipped preset's."""
+    gbg, short = presets.load("connect4-td-farl"), presets.load(name)
+    assert (short.train.games, short.train.average_from, short.eval.every) == (
+        games, average_from, every
+    )  # fmt: skip
+    assert short.algorithm.epsilon.games == 0, "epsilon spans the run: 0.1 -> 0 over its games"
+    keep = ("games", "average_from", "checkpoint_every", "keep_checkpoints")
+    train = dataclasses.replace(short.train, **{k: getattr(gbg.train, k) for k in keep})
+    every = dataclasses.replace(short.eval, every=gbg.eval.every)
+    assert dataclasses.replace(short, description="", train=train, eval=every) == (
+        dataclasses.replace(gbg, description="")
+    )
+
+
 def test_the_140_tuple_connect_four_preset_extends_gbgs_tuples():
     gbg, big = presets.load("connect4-td-farl"), presets.load("connect4-td-farl-140t")
     spec = jaxgames.make("connect_four").board_spec
