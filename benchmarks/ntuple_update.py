@@ -129,8 +129,8 @@ def main(argv: list[str] | None = None) -> None:
 
     updates = {name: jitted(module) for name, module in versions.items()}
     carries = {}
-    for name, update in updates.items():
-        carries[name] = update(ntuple.init(net), ntuple.init_counts(net))  # compiles
+    for name, update in updates.items():  # each version's own scratch (its dtype may differ)
+        carries[name] = update(ntuple.init(net), versions[name].init_counts(net))  # compiles
         jax.block_until_ready(carries[name])
     times, carries = alternate(updates, carries, args.rounds, args.calls)
     print(
