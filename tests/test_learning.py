@@ -142,8 +142,8 @@ def test_the_short_connect_four_presets_are_the_shipped_learner_for_fewer_games(
     assert short.algorithm.epsilon.games == 0, "epsilon spans the run: 0.1 -> 0 over its games"
     keep = ("games", "average_from", "checkpoint_every", "keep_checkpoints")
     train = dataclasses.replace(short.train, **{k: getattr(gbg.train, k) for k in keep})
-    every = dataclasses.replace(short.eval, every=gbg.eval.every)
-    assert dataclasses.replace(short, description="", train=train, eval=every) == (
+    evals = dataclasses.replace(short.eval, every=gbg.eval.every)
+    assert dataclasses.replace(short, description="", train=train, eval=evals) == (
         dataclasses.replace(gbg, description="")
     )
 
