@@ -420,10 +420,11 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def load_config(path: str | pathlib.Path) -> Config:
-    """Reads a preset (YAML or JSON). Raises ValueError for a missing, unreadable or invalid
-    file, naming the path and the problem."""
-    path = pathlib.Path(path)
+MAX_BASE_DEPTH = 8
+
+
+def _read_mapping(path: pathlib.Path) -> dict:
+    """One YAML (or JSON) file's top-level mapping, strictly; ValueError naming the file."""
     if not path.is_file():
         raise ValueError(f"config file {str(path)!r} not found")
     if path.stat().st_size > MAX_CONFIG_BYTES:
@@ -445,4 +446,84 @@ def load_config(path: str | pathlib.Path) -> Config:
         raise ValueError(
             f"config file {str(path)!r} must hold a mapping, got {type(data).__name__}"
         )
-    return from_dict(Config, data, where=path.name)
+    return data
+
+
+def _base_path(base: Any, path: pathlib.Path) -> pathlib.Path:
+    """The file that `base: ...` in the file `path` names: a YAML file (relative to `path`'s
+    folder) or, failing that, a shipped preset's name."""
+    from jaxgames import presets
+
+    if not isinstance(base, str) or not base:
+        raise ValueError(
+            f"{path.name}: base={base!r}: expected a preset's name or a YAML file's path"
+        )
+    given = path.parent / base
+    if given.is_file():
+        return given
+    stem = base[: -len(".yaml")] if base.endswith(".yaml") else base
+    if stem in presets.names():
+        return presets.path(stem)
+    raise ValueError(
+        f"{path.name}: base={base!r} is neither a file beside it nor a preset; "
+        f"presets: {', '.join(presets.names())}"
+    )
+
+
+def merge(base: dict, child: dict) -> dict:
+    """`child`'s settings over `base`'s: mappings merge key by key, all else (numbers, strings,
+    lists) replaces; a mapping whose `kind` differs from the base's replaces it whole (the
+    base's settings belong to its own kind)."""
+    out = dict(base)
+    for key, value in child.items():
+        old = out.get(key)
+        same_kind = not (isinstance(value, dict) and "kind" in value) or (
+            isinstance(old, dict) and old.get("kind") == value["kind"]
+        )
+        if isinstance(old, dict) and isinstance(value, dict) and same_kind:
+            out[key] = merge(old, value)
+        else:
+            out[key] = value
+    return out
+
+
+def read_config_mapping(path: str | pathlib.Path) -> dict:
+    """A config file's settings as one mapping, its `base` chain resolved.
+
+    A file may start from another with `base: NAME`, a preset's name or a YAML file's path
+    (relative to the file's folder), and give only what differs (`merge`):
+
+        base: connect4-td-farl
+        description: connect4-td-farl with a falling step size.
+        algorithm: {alpha: {kind: exponential, start: 3.7, end: 0.5}}
+
+    Raises:
+        ValueError: any file of the chain missing, unreadable or not a mapping; a `base` that
+            names nothing; a chain that loops or has more than MAX_BASE_DEPTH bases.
+    """
+    path = pathlib.Path(path)
+    chain = [path]
+    data = _read_mapping(path)
+    layers = [data]
+    while "base" in data:
+        parent = _base_path(data["base"], chain[-1])
+        if any(parent.resolve() == p.resolve() for p in chain):
+            names = " -> ".join(p.name for p in [*chain, parent])
+            raise ValueError(f"{path.name}: its base chain loops: {names}")
+        if len(chain) > MAX_BASE_DEPTH:  # chain[1:] are the bases so far
+            raise ValueError(f"{path.name}: its base chain has more than {MAX_BASE_DEPTH} bases")
+        chain.append(parent)
+        data = _read_mapping(parent)
+        layers.append(data)
+    out: dict = {}
+    for layer in reversed(layers):
+        out = merge(out, {k: v for k, v in layer.items() if k != "base"})
+    return out
+
+
+def load_config(path: str | pathlib.Path) -> Config:
+    """Reads a preset (YAML or JSON), its `base` chain resolved (`read_config_mapping`).
+    Raises ValueError for a missing, unreadable or invalid file, naming the path and the
+    problem."""
+    path = pathlib.Path(path)
+    return from_dict(Config, read_config_mapping(path), where=path.name)

@@ -4,15 +4,16 @@
     jaxgames presets                          # every preset with its one-line description
 
 Each preset maps 1:1 onto `jaxgames.config.Config`; its `description` says what it
-reproduces and what it reaches.
+reproduces and what it reaches. A variant names the preset it starts from, `base: NAME`,
+and gives only its own description and what differs (`jaxgames.config.read_config_mapping`):
+connect4-td-farl-gpu is connect4-td-farl with `train: {batch_size: 4096}`, a sub-batch and
+evaluations beside training.
 """
 
 from __future__ import annotations
 
 import importlib.resources
 import pathlib
-
-import yaml
 
 
 def names() -> list[str]:
@@ -41,7 +42,9 @@ def path(name: str) -> pathlib.Path:
 
 def summary(name: str) -> str:
     """The first sentence of a preset's description (its one line for listings)."""
-    data = yaml.safe_load(path(name).read_text())
+    from jaxgames.config import read_config_mapping
+
+    data = read_config_mapping(path(name))
     text = " ".join(str(data.get("description", "")).split())
     return text.split(". ")[0].rstrip(".") if text else ""
 
