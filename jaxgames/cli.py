@@ -792,8 +792,9 @@ def main(argv: list[str] | None = None) -> int:
 def _quiet_closed_loops() -> None:
     """Silences 'Event loop is closed' on every path Python reports an exception by (after a
     failed restore, tensorstore's reads still finishing call back into orbax's closed asyncio
-    loop, many times over, after our one-line message), and Python's warning about a coroutine
-    of that restore never awaited; other exceptions and warnings pass through."""
+    loop, many times over, after our one-line message), and Python's warnings about coroutines
+    never awaited (that restore can leave one of orbax's unstarted; any other such warning is
+    silenced too); other exceptions and warnings pass through."""
 
     def closed(value) -> bool:
         return isinstance(value, RuntimeError) and str(value) == "Event loop is closed"
