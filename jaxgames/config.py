@@ -461,9 +461,9 @@ def _base_path(base: Any, path: pathlib.Path) -> pathlib.Path:
     given = path.parent / base
     if given.is_file():
         return given
-    stem = base[: -len(".yaml")] if base.endswith(".yaml") else base
-    if stem in presets.names():
-        return presets.path(stem)
+    found = presets.shipped(base)
+    if found is not None:
+        return found
     raise ValueError(
         f"{path.name}: base={base!r} is neither a file beside it nor a preset; "
         f"presets: {', '.join(presets.names())}"

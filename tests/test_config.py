@@ -72,6 +72,22 @@ def test_a_base_file_is_found_beside_the_file_and_chains(tmp_path):
     assert "base" not in read_config_mapping(path)
 
 
+def test_a_preset_name_as_base_is_the_shipped_preset_not_a_file_of_the_working_directory(
+    tmp_path, monkeypatch
+):
+    # a file named like the preset in the working directory (not beside the config) is ignored
+    work, configs = tmp_path / "work", tmp_path / "configs"
+    work.mkdir(), configs.mkdir()
+    write(work, "connect4-td-farl", "base: tictactoe-td-farl\n")
+    write(work, "connect4-td-farl.yaml", "base: tictactoe-td-farl\n")
+    monkeypatch.chdir(work)
+    for base in ("connect4-td-farl", "connect4-td-farl.yaml"):
+        path = write(configs, "mine.yaml", f"base: {base}\ntrain: {{seed: 3}}\n")
+        assert load_config(path).game.name == "connect_four"
+    assert presets.shipped("connect4-td-farl") == presets.shipped("connect4-td-farl.yaml")
+    assert presets.shipped("no-such-preset") is None
+
+
 def test_a_shipped_variant_gives_its_own_description_and_differs_from_its_base():
     with_base = []
     for name in presets.names():

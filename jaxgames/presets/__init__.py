@@ -22,6 +22,16 @@ def names() -> list[str]:
     return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
+def shipped(name: str) -> pathlib.Path | None:
+    """The shipped preset `name` (with or without `.yaml`) names, or None when there is none.
+    Unlike `path`, never a file of the working directory."""
+    stem = name[: -len(".yaml")] if name.endswith(".yaml") else name
+    if stem not in names():
+        return None
+    with importlib.resources.as_file(importlib.resources.files(__name__) / f"{stem}.yaml") as p:
+        return pathlib.Path(p)
+
+
 def path(name: str) -> pathlib.Path:
     """A YAML file's path: `name` itself when it is a file, else the preset of that name.
 
@@ -31,10 +41,9 @@ def path(name: str) -> pathlib.Path:
     given = pathlib.Path(name)
     if given.is_file():
         return given
-    stem = name[: -len(".yaml")] if name.endswith(".yaml") else name
-    if stem in names():
-        with importlib.resources.as_file(importlib.resources.files(__name__) / f"{stem}.yaml") as p:
-            return pathlib.Path(p)
+    found = shipped(name)
+    if found is not None:
+        return found
     raise ValueError(
         f"config {name!r} is neither a file nor a preset; presets: {', '.join(names())}"
     )
