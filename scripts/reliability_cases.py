@@ -252,6 +252,25 @@ CASES = [
         r"option size=14 of game 'hex' is out of range",
     ),
     Case(
+        _CFG,
+        "`base:` naming neither a file beside it nor a preset",
+        ("train", "{dir}/mine.yaml", "--run-dir", "{dir}/r"),
+        r"mine\.yaml: base='connect4-td-frl' is neither a file beside it nor a preset",
+        setup=_append("mine.yaml", "base: connect4-td-frl\ntrain: {games: 1000}\n"),
+        no_folder=True,
+    ),
+    Case(
+        _CFG,
+        "two files that name each other as `base:`",
+        ("train", "{dir}/a.yaml", "--run-dir", "{dir}/r"),
+        r"a\.yaml: its base chain loops: a\.yaml -> b\.yaml -> a\.yaml",
+        setup=lambda run, folder: (
+            (folder / "a.yaml").write_text("base: b.yaml\n"),
+            (folder / "b.yaml").write_text("base: a.yaml\n"),
+        ),
+        no_folder=True,
+    ),
+    Case(
         _RUNS,
         "a path that does not exist",
         ("eval", "/nonexistent/run", "--opponent", "random"),
