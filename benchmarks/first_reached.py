@@ -8,7 +8,7 @@ began, compiling and evaluations included, where the records hold it; points: a 
 half, as GBG reports) and the first at or above the target, or that none was. With several
 runs, the mean of the runs' points at each game count they share, and when that mean first
 reached the target. `--plot` draws points against wall time, one line per run, the target
-and each run's first crossing marked.
+and each run's first crossing marked (a dotted line, its time in the legend).
 """
 
 from __future__ import annotations
@@ -111,20 +111,13 @@ def plot(
         xy = [(wall, mean) for _, wall, mean in means]
         style = {"color": "black", "linestyle": "-.", "marker": "s"}
         lines.append((f"mean of {len(runs)}", xy, style))
-    for i, (name, xy, style) in enumerate(lines):
-        (line,) = ax.plot([w / 60 for w, _ in xy], [p for _, p in xy], label=name, **style)
+    for name, xy, style in lines:
         wall = next((w for w, p in xy if p >= points), None)
+        # the first crossing's time goes in the legend, where no two can overlap
+        label = name if wall is None else f"{name}: {points} at {wall / 60:.1f} min"
+        (line,) = ax.plot([w / 60 for w, _ in xy], [p for _, p in xy], label=label, **style)
         if wall is not None:
             ax.axvline(wall / 60, color=line.get_color(), linestyle=":")
-            ax.text(  # staggered, so that crossings at one time do not overwrite each other
-                wall / 60,
-                0.02 + 0.25 * (i % 3),
-                f" {name}: {wall / 60:.1f} min",
-                transform=ax.get_xaxis_transform(),
-                color=line.get_color(),
-                rotation=90,
-                va="bottom",
-            )
     ax.axhline(points, color="grey", linestyle="--", label=f"{points}")
     ax.set_xlabel("wall time (minutes, evaluations included)")
     ax.set_ylabel("points against the opponent (a draw is half)")
